@@ -1,0 +1,33 @@
+# ctest driver: every public header must compile on its own. For CXX, each header goes through
+# COMPILER -fsyntax-only; for CUDA (nvcc), each is included from a .cu file and compiled to an
+# object. CUDA-only headers (*.cuh) are checked with nvcc only.
+separate_arguments(flags UNIX_COMMAND "${FLAGS}")
+file(GLOB_RECURSE headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/vramplan/*.hpp ${INCLUDE_DIR}/vramplan/*.cuh)
+list(SORT headers)
+set(failed "")
+foreach(h IN LISTS headers)
+    if(LANG STREQUAL "CXX" AND h MATCHES "\\.cuh$")
+        continue()
+    endif()
+    string(MAKE_C_IDENTIFIER "${h}" id)
+    if(LANG STREQUAL "CUDA")
+        set(src ${WORK_DIR}/${id}.cu)
+        file(WRITE ${src} "#include \"${h}\"\n")
+        execute_process(COMMAND ${COMPILER} ${flags} -I${INCLUDE_DIR} -c ${src} -o ${WORK_DIR}/${id}.o
+                        RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    else()
+        set(src ${WORK_DIR}/${id}.cpp)
+        file(WRITE ${src} "#include \"${h}\"\n")
+        execute_process(COMMAND ${COMPILER} ${flags} -I${INCLUDE_DIR} -fsyntax-only ${src}
+                        RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    endif()
+    if(NOT rc EQUAL 0)
+        list(APPEND failed ${h})
+        message("${h} does not compile alone:\n${out}${err}")
+    endif()
+endforeach()
+list(LENGTH headers n)
+if(failed)
+    message(FATAL_ERROR "headers that do not compile alone: ${failed}")
+endif()
+message(STATUS "${n} headers compile alone with ${COMPILER}")

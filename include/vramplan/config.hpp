@@ -1,0 +1,18 @@
+// The one place where vramplan uses the preprocessor for portability: code shared by host and
+// device (block math, conversions) is marked VRAMPLAN_HOST_DEVICE so it compiles as plain C++ with
+// g++/clang++ and as __host__ __device__ code inside .cu files with nvcc.
+#pragma once
+
+#if defined(__CUDACC__)
+#define VRAMPLAN_HOST_DEVICE __host__ __device__
+#define VRAMPLAN_DEVICE __device__
+#else
+#define VRAMPLAN_HOST_DEVICE
+#define VRAMPLAN_DEVICE
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define VRAMPLAN_DEVICE_PASS 1
+#else
+#define VRAMPLAN_DEVICE_PASS 0
+#endif

@@ -1,0 +1,76 @@
+// Which format each tensor gets: a default per category plus overrides (per role, optionally per
+// layer), which is how GGUF-style mixes are expressed (Q4_0 layers with a Q6_K output head, or
+// Q4_K_M's Q6_K ffn_down in some layers).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "vramplan/model/model_desc.hpp"
+
+namespace vramplan {
+
+inline constexpr std::uint32_t all_layers = ~std::uint32_t{0};
+
+struct format_override {
+    tensor_role role = tensor_role::attn_q;
+    format fmt{};
+    std::uint32_t layer = all_layers;
+};
+
+struct format_policy {
+    format weights{format_id::f16};
+    format token_embd{format_id::f16};
+    format output{format_id::f16};
+    format norms{format_id::f32};
+    format kv{format_id::f16};
+    format activations{format_id::f32};
+    std::array<format_override, 8> overrides{};
+    std::uint32_t n_overrides = 0;
+
+    constexpr format_policy& with(format_override o) {
+        if (n_overrides == overrides.size()) throw error("at most 8 format overrides per policy");
+        overrides[n_overrides++] = o;
+        return *this;
+    }
+};
+
+// All matrices (embedding and output head included) in one format, norms f32: what a
+// "quantize everything to X" choice means.
+constexpr format_policy uniform_policy(format weights, format kv = format{format_id::f16},
+                                       format activations = format{format_id::f32}) {
+    format_policy p;
+    p.weights = p.token_embd = p.output = weights;
+    p.kv = kv;
+    p.activations = activations;
+    return p;
+}
+
+constexpr model_desc make_model(std::string_view name, const decoder_shape& shape, const format_policy& p) {
+    validate(shape);
+    model_desc m;
+    m.name = name;
+    m.shape = shape;
+    m.token_embd = p.token_embd;
+    m.output = p.output;
+    m.output_norm = p.norms;
+    m.kv = p.kv;
+    m.activations = p.activations;
+    for (std::uint64_t layer = 0; layer < shape.n_layer; ++layer) {
+        block_formats b;
+        for (std::size_t r = 0; r < n_tensor_roles; ++r) {
+            const auto role = static_cast<tensor_role>(r);
+            b.of[r] = is_matrix(role) ? p.weights : format{format_id::f32};
+            if (is_norm(role)) b.of[r] = p.norms;
+        }
+        for (std::uint32_t i = 0; i < p.n_overrides; ++i) {
+            const auto& o = p.overrides[i];
+            if (o.layer == all_layers || o.layer == layer) b[o.role] = o.fmt;
+        }
+        m.set_layer(layer, b);
+    }
+    validate_formats(m);
+    return m;
+}
+
+}  // namespace vramplan

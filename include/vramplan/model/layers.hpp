@@ -1,0 +1,191 @@
+// Models as types. Each layer template lists its named weight tensors as a Boost.Hana tuple of
+// (name, tensor_spec) pairs, its KV state per token and its activation buffers; a decoder
+// transformer composes them and describe()s itself as the plain model_desc the planner takes.
+// Names are GGUF's, so a tensor of a type-level model and of a GGUF file are found the same way.
+#pragma once
+
+#include <boost/hana.hpp>
+#include <cstdint>
+#include <string_view>
+
+#include "vramplan/format/types.hpp"
+#include "vramplan/model/activations.hpp"
+#include "vramplan/model/footprint.hpp"
+#include "vramplan/model/model_desc.hpp"
+
+namespace vramplan {
+
+namespace hana = boost::hana;
+
+struct tensor_spec {
+    format fmt{};
+    std::uint64_t rows = 0;
+    std::uint64_t cols = 0;
+    constexpr std::uint64_t bytes() const { return tensor_bytes(fmt, rows, cols); }
+    constexpr std::uint64_t elements() const { return checked_mul(rows, cols); }
+};
+
+namespace detail {
+template <class Prefix, class Tensors>
+constexpr auto prefixed(Prefix prefix, Tensors tensors) {
+    return hana::transform(tensors, [=](auto pair) {
+        return hana::make_pair(prefix + hana::first(pair), hana::second(pair));
+    });
+}
+}  // namespace detail
+
+// Sum of a tensor collection's bytes / elements.
+template <class Tensors>
+constexpr std::uint64_t total_bytes(Tensors tensors) {
+    return hana::fold(tensors, std::uint64_t{0}, [](std::uint64_t acc, auto pair) { return checked_add(acc, hana::second(pair).bytes()); });
+}
+template <class Tensors>
+constexpr std::uint64_t total_elements(Tensors tensors) {
+    return hana::fold(tensors, std::uint64_t{0}, [](std::uint64_t acc, auto pair) { return checked_add(acc, hana::second(pair).elements()); });
+}
+
+namespace layers {
+
+template <std::uint64_t Vocab, std::uint64_t Dim, storage_format F>
+struct embedding {
+    static constexpr auto tensors() { return hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("weight"), tensor_spec{F::value, Vocab, Dim})); }
+};
+
+template <std::uint64_t In, std::uint64_t Out, storage_format W, bool Bias = false>
+struct linear {
+    static constexpr auto tensors() {
+        auto weight = hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("weight"), tensor_spec{W::value, Out, In}));
+        if constexpr (Bias) return hana::append(weight, hana::make_pair(BOOST_HANA_STRING("bias"), tensor_spec{f32::value, 1, Out}));
+        else return weight;
+    }
+};
+
+template <std::uint64_t Dim, storage_format F = f32>
+struct rms_norm {
+    static constexpr auto tensors() { return hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("weight"), tensor_spec{F::value, 1, Dim})); }
+};
+
+// Multi-head attention with n_head query heads sharing n_head_kv K/V heads (MHA when equal, MQA
+// when 1, GQA between), RoPE positions, and a KV cache in format Kv.
+template <std::uint64_t Embd, std::uint64_t NHead, std::uint64_t NHeadKv, std::uint64_t HeadDim, storage_format W,
+          bool QkvBias = false, std::uint32_t RopeBase = 10000, storage_format Wv = W>
+struct attention {
+    static_assert(NHead % NHeadKv == 0, "n_head must be a multiple of n_head_kv");
+    static constexpr std::uint64_t n_embd = Embd, n_head = NHead, n_head_kv = NHeadKv, head_dim = HeadDim;
+    static constexpr bool qkv_bias = QkvBias;
+    static constexpr float rope_base = static_cast<float>(RopeBase);  // integral: float template arguments are C++20 but not in every compiler yet
+    static constexpr auto tensors() {
+        return hana::concat(
+            hana::concat(detail::prefixed(BOOST_HANA_STRING("attn_q."), linear<Embd, NHead * HeadDim, W, QkvBias>::tensors()),
+                         detail::prefixed(BOOST_HANA_STRING("attn_k."), linear<Embd, NHeadKv * HeadDim, W, QkvBias>::tensors())),
+            hana::concat(detail::prefixed(BOOST_HANA_STRING("attn_v."), linear<Embd, NHeadKv * HeadDim, Wv, QkvBias>::tensors()),
+                         detail::prefixed(BOOST_HANA_STRING("attn_output."), linear<NHead * HeadDim, Embd, W>::tensors())));
+    }
+    // K and V rows of one token in this layer.
+    template <storage_format Kv>
+    static constexpr std::uint64_t kv_bytes_per_token() { return checked_mul(row_bytes(Kv::value, NHeadKv * HeadDim), 2); }
+    static constexpr auto activations(const decoder_shape& s, format act, const limits& lim) { return attention_activations(s, act, lim); }
+};
+
+template <std::uint64_t Embd, std::uint64_t Ff, storage_format W, storage_format WDown = W>
+struct swiglu_mlp {
+    static constexpr std::uint64_t n_ff = Ff;
+    static constexpr auto tensors() {
+        return hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_gate."), linear<Embd, Ff, W>::tensors()),
+                            hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_up."), linear<Embd, Ff, W>::tensors()),
+                                         detail::prefixed(BOOST_HANA_STRING("ffn_down."), linear<Ff, Embd, WDown>::tensors())));
+    }
+    static constexpr auto activations(const decoder_shape& s, format act, const limits& lim) { return mlp_activations(s, act, lim); }
+};
+
+// Pre-norm decoder block: x += attn(norm(x)); x += mlp(norm(x)).
+template <class Attention, class Mlp, storage_format Norm = f32>
+struct decoder_block {
+    using attention_type = Attention;
+    using mlp_type = Mlp;
+    static constexpr auto tensors() {
+        return hana::concat(
+            hana::concat(detail::prefixed(BOOST_HANA_STRING("attn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()), Attention::tensors()),
+            hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()), Mlp::tensors()));
+    }
+};
+
+struct tied {};  // output head shares the token embedding
+
+template <std::uint64_t Vocab, std::uint64_t NLayer, class Block, storage_format EmbedF, class OutputF = tied,
+          storage_format Kv = f16, storage_format Act = f32, storage_format Norm = f32>
+struct decoder_transformer {
+    using block_type = Block;
+    using attn = typename Block::attention_type;
+    static constexpr bool is_tied = std::is_same_v<OutputF, tied>;
+
+    static constexpr auto tensors() {
+        auto global = hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("token_embd.weight"), tensor_spec{EmbedF::value, Vocab, attn::n_embd}),
+                                       hana::make_pair(BOOST_HANA_STRING("output_norm.weight"), tensor_spec{Norm::value, 1, attn::n_embd}));
+        if constexpr (is_tied) return global;
+        else return hana::append(global, hana::make_pair(BOOST_HANA_STRING("output.weight"), tensor_spec{OutputF::value, Vocab, attn::n_embd}));
+    }
+
+    static constexpr decoder_shape shape() {
+        decoder_shape s;
+        s.n_vocab = Vocab;
+        s.n_embd = attn::n_embd;
+        s.n_layer = NLayer;
+        s.n_head = attn::n_head;
+        s.n_head_kv = attn::n_head_kv;
+        s.head_dim = attn::head_dim;
+        s.n_ff = Block::mlp_type::n_ff;
+        s.qkv_bias = attn::qkv_bias;
+        s.tied_output = is_tied;
+        s.rope_base = attn::rope_base;
+        return s;
+    }
+
+    // The block's formats role by role, read from its named tensors.
+    static constexpr block_formats block_format_table() {
+        block_formats b;
+        for (auto& f : b.of) f = f32::value;
+        hana::for_each(Block::tensors(), [&](auto pair) {
+            const std::string_view n = hana::to<const char*>(hana::first(pair));
+            for (std::size_t r = 0; r < n_tensor_roles; ++r)
+                if (role_names[r] == n) b.of[r] = hana::second(pair).fmt;
+        });
+        return b;
+    }
+
+    static constexpr model_desc describe(std::string_view name = "model") {
+        model_desc m;
+        m.name = name;
+        m.shape = shape();
+        validate(m.shape);
+        m.token_embd = EmbedF::value;
+        if constexpr (!is_tied) m.output = OutputF::value;
+        else m.output = EmbedF::value;
+        m.output_norm = Norm::value;
+        m.kv = Kv::value;
+        m.activations = Act::value;
+        const block_formats b = block_format_table();
+        for (std::uint64_t l = 0; l < NLayer; ++l) m.set_layer(l, b);
+        validate_formats(m);
+        return m;
+    }
+
+    // Footprints straight from the type's tensor lists (the planner uses describe()).
+    static constexpr std::uint64_t params() {
+        return checked_add(total_elements(tensors()), checked_mul(NLayer, total_elements(Block::tensors())));
+    }
+    static constexpr std::uint64_t weight_bytes() {
+        return checked_add(total_bytes(tensors()), checked_mul(NLayer, total_bytes(Block::tensors())));
+    }
+    static constexpr std::uint64_t kv_bytes_per_token() { return checked_mul(NLayer, attn::template kv_bytes_per_token<Kv>()); }
+};
+
+}  // namespace layers
+
+// A type is a model when it can describe itself to the planner.
+template <class T>
+concept model_type = requires {
+    { T::describe() } -> std::convertible_to<model_desc>;
+};
+
+}  // namespace vramplan

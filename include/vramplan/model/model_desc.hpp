@@ -1,0 +1,137 @@
+// The plain, structural description every planner function takes: numbers and format values, no
+// types. Compile-time models (layers.hpp) produce one with describe(); GGUF files and config.json
+// produce one at run time. One description, one planner.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vramplan/error.hpp"
+#include "vramplan/format/checked_math.hpp"
+#include "vramplan/format/format.hpp"
+#include "vramplan/model/tensor_role.hpp"
+
+namespace vramplan {
+
+inline constexpr std::size_t max_layers = 256;      // Llama-3.1-405B has 126
+inline constexpr std::size_t max_block_kinds = 8;   // distinct per-layer format mixes in one model
+
+struct decoder_shape {
+    std::uint64_t n_vocab = 0;
+    std::uint64_t n_embd = 0;
+    std::uint64_t n_layer = 0;
+    std::uint64_t n_head = 0;
+    std::uint64_t n_head_kv = 0;
+    std::uint64_t head_dim = 0;
+    std::uint64_t n_ff = 0;
+    bool qkv_bias = false;
+    bool tied_output = false;  // the output head reuses token_embd
+    float rope_base = 10000.0f;
+    float norm_eps = 1e-5f;
+
+    friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
+
+    constexpr std::uint64_t q_dim() const { return checked_mul(n_head, head_dim); }
+    constexpr std::uint64_t kv_dim() const { return checked_mul(n_head_kv, head_dim); }
+};
+
+// One layer's formats, role by role. Layers with equal formats share one block_formats entry.
+struct block_formats {
+    std::array<format, n_tensor_roles> of{};
+    constexpr format operator[](tensor_role r) const { return of[static_cast<std::size_t>(r)]; }
+    constexpr format& operator[](tensor_role r) { return of[static_cast<std::size_t>(r)]; }
+    friend constexpr bool operator==(const block_formats&, const block_formats&) = default;
+};
+
+struct model_desc {
+    std::string_view name = "model";
+    decoder_shape shape{};
+    format token_embd{format_id::f32};
+    format output{format_id::f32};
+    format output_norm{format_id::f32};
+    format kv{format_id::f16};
+    format activations{format_id::f32};
+    std::array<block_formats, max_block_kinds> kinds{};
+    std::uint32_t n_kinds = 0;
+    std::array<std::uint8_t, max_layers> layer_kind{};
+
+    friend constexpr bool operator==(const model_desc&, const model_desc&) = default;
+
+    constexpr const block_formats& layer(std::uint64_t i) const { return kinds[layer_kind[i]]; }
+
+    // Gives layer i these formats, sharing an existing kind when one matches.
+    constexpr void set_layer(std::uint64_t i, const block_formats& f) {
+        if (i >= max_layers) throw error("vramplan plans at most 256 layers");
+        for (std::uint32_t k = 0; k < n_kinds; ++k)
+            if (kinds[k] == f) {
+                layer_kind[i] = static_cast<std::uint8_t>(k);
+                return;
+            }
+        if (n_kinds == max_block_kinds)
+            throw error("more than 8 distinct per-layer format mixes; vramplan cannot plan this model");
+        kinds[n_kinds] = f;
+        layer_kind[i] = static_cast<std::uint8_t>(n_kinds++);
+    }
+};
+
+// Rows and columns (GGUF ne[1], ne[0]) of each role's tensor; ne[0] is the quantized row.
+struct tensor_extent {
+    std::uint64_t rows = 0;
+    std::uint64_t cols = 0;
+};
+
+constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
+    switch (r) {
+        case tensor_role::attn_norm:
+        case tensor_role::ffn_norm: return {1, s.n_embd};
+        case tensor_role::attn_q: return {s.q_dim(), s.n_embd};
+        case tensor_role::attn_k:
+        case tensor_role::attn_v: return {s.kv_dim(), s.n_embd};
+        case tensor_role::attn_q_bias: return {1, s.q_dim()};
+        case tensor_role::attn_k_bias:
+        case tensor_role::attn_v_bias: return {1, s.kv_dim()};
+        case tensor_role::attn_output: return {s.n_embd, s.q_dim()};
+        case tensor_role::ffn_gate:
+        case tensor_role::ffn_up: return {s.n_ff, s.n_embd};
+        case tensor_role::ffn_down: return {s.n_embd, s.n_ff};
+    }
+    return {};
+}
+
+constexpr bool role_present(const decoder_shape& s, tensor_role r) { return !is_bias(r) || s.qkv_bias; }
+
+// A shape is usable when every dimension is positive and the heads tile the attention width.
+constexpr void validate(const decoder_shape& s) {
+    if (s.n_vocab == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 ||
+        s.head_dim == 0 || s.n_ff == 0)
+        throw error("model shape has a zero dimension (vocab, embedding, layers, heads, head_dim and ffn must be positive)");
+    if (s.n_head % s.n_head_kv != 0)
+        throw error("n_head must be a multiple of n_head_kv (grouped-query attention)");
+    if (s.n_layer > max_layers) throw error("vramplan plans at most 256 layers");
+}
+
+// Every tensor's rows must be whole blocks of its format (Q4_0 cannot store a 172-value row).
+constexpr void validate_formats(const model_desc& m) {
+    // Strings are built only on the error path: constant evaluation cannot build them everywhere.
+    auto check = [](format f, std::uint64_t cols, std::string_view prefix, std::string_view tensor) {
+        validate(f);
+        if (!row_fits_format(f, cols))
+            throw error("tensor " + std::string(prefix) + std::string(tensor) + " has rows of " + std::to_string(cols) + " values, which " + name(f) +
+                        " cannot store (it needs a multiple of " + std::to_string(block_elements(f)) +
+                        "); keep this tensor in another format, e.g. f16");
+    };
+    check(m.token_embd, m.shape.n_embd, "", "token_embd.weight");
+    check(m.output, m.shape.n_embd, "", "output.weight");
+    check(m.output_norm, m.shape.n_embd, "", "output_norm.weight");
+    check(m.kv, m.shape.kv_dim(), "", "KV cache row (n_head_kv x head_dim)");
+    for (std::uint32_t k = 0; k < m.n_kinds; ++k)
+        for (std::size_t r = 0; r < n_tensor_roles; ++r) {
+            const auto role = static_cast<tensor_role>(r);
+            if (role_present(m.shape, role))
+                check(m.kinds[k][role], role_extent(m.shape, role).cols, "blk.*.", role_name(role));
+        }
+}
+
+}  // namespace vramplan

@@ -1,0 +1,119 @@
+// The out-of-memory playbook, computed: for a plan that does not fit, each remedy re-plans the
+// model with one change and reports the bytes it saves and whether that alone makes it fit.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vramplan/format/bytes.hpp"
+#include "vramplan/plan/plan.hpp"
+
+namespace vramplan {
+
+struct advice_item {
+    std::string remedy;
+    std::string tradeoff;
+    std::uint64_t saved_bytes = 0;   // GPU-tier bytes saved against the current plan
+    std::uint64_t needed_bytes = 0;  // GPU-tier bytes with this remedy (reserve included)
+    bool fits = false;               // this remedy alone makes the model fit
+};
+
+// Every matrix whose rows allow it goes to `f`; norms, and rows that are not whole blocks, stay.
+constexpr model_desc requantize_weights(model_desc m, format f) {
+    auto conv = [&](format old, std::uint64_t cols) { return row_fits_format(f, cols) ? f : old; };
+    m.token_embd = conv(m.token_embd, m.shape.n_embd);
+    m.output = conv(m.output, m.shape.n_embd);
+    model_desc out = m;
+    out.n_kinds = 0;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
+        block_formats b = m.layer(l);
+        for (std::size_t r = 0; r < n_tensor_roles; ++r) {
+            const auto role = static_cast<tensor_role>(r);
+            if (is_matrix(role)) b.of[r] = conv(b.of[r], role_extent(m.shape, role).cols);
+        }
+        out.set_layer(l, b);
+    }
+    return out;
+}
+
+inline std::string weight_tradeoff(format f) {
+    switch (f.id) {
+        case format_id::q8_0: return "near-lossless (8.5 bits/weight)";
+        case format_id::q6_k: return "very small quality loss (6.6 bits/weight)";
+        case format_id::q5_k:
+        case format_id::q5_0: return "small quality loss (5.5 bits/weight)";
+        case format_id::q4_k:
+        case format_id::q4_0: return "noticeable but usually acceptable quality loss (4.5 bits/weight)";
+        default: return "large quality loss below 4 bits/weight";
+    }
+}
+
+inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t, const limits& lim, const plan_options& opt = {}) {
+    const plan base = plan_inference(m, t, lim, opt);
+    std::vector<advice_item> out;
+    auto add = [&](std::string remedy, std::string tradeoff, const plan& p) {
+        if (p.needed() >= base.needed()) return;
+        out.push_back({std::move(remedy), std::move(tradeoff), base.needed() - p.needed(), p.needed(), p.fits()});
+    };
+    const std::uint64_t current = weight_bytes(m);
+    for (format_id id : {format_id::q8_0, format_id::q6_k, format_id::q5_k, format_id::q4_k, format_id::q4_0, format_id::q3_k, format_id::q2_k}) {
+        const model_desc q = requantize_weights(m, format{id});
+        if (weight_bytes(q) >= current) continue;
+        add("quantize weights to " + name(format{id}), weight_tradeoff(format{id}), plan_inference(q, t, lim, opt));
+    }
+    for (format_id id : {format_id::q8_0, format_id::q4_0}) {
+        model_desc q = m;
+        q.kv = format{id};
+        if (!row_fits_format(q.kv, m.shape.kv_dim()) || kv_row_bytes(q) >= kv_row_bytes(m)) continue;
+        add("quantize the KV cache to " + name(q.kv),
+            id == format_id::q8_0 ? "negligible quality loss; attention reads half the bytes" : "some quality loss on long contexts",
+            plan_inference(q, t, lim, opt));
+    }
+    if (lim.attention == attention_kernel::naive) {
+        limits l = lim;
+        l.attention = attention_kernel::fused;
+        add("use the fused (flash-style) attention kernel", "none: same result, no tokens x context score buffer", plan_inference(m, t, l, opt));
+    }
+    if (const std::uint64_t c = max_context(m, t, lim, opt, lim.context); c > 0 && c < lim.context) {
+        limits l = lim;
+        l.context = c;
+        add("shorten the context to " + std::to_string(c) + " tokens", "the model sees less text at once", plan_inference(m, t, l, opt));
+    }
+    if (lim.ubatch > 1) {
+        limits l = lim;
+        std::uint64_t lo = 1, hi = lim.ubatch - 1;  // largest micro-batch that fits, else 1
+        while (lo < hi) {
+            const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+            l.ubatch = mid;
+            if (plan_inference(m, t, l, opt).fits()) lo = mid;
+            else hi = mid - 1;
+        }
+        l.ubatch = lo;
+        add("lower the micro-batch (ubatch) to " + std::to_string(lo) + " tokens", "slower prompt processing", plan_inference(m, t, l, opt));
+    }
+    if (lim.batch > 1) {
+        limits l = lim;
+        l.batch = 1;
+        add("decode 1 sequence at a time instead of " + std::to_string(lim.batch), "lower total throughput", plan_inference(m, t, l, opt));
+    }
+    if (!t.unified) {
+        const std::uint64_t g = auto_gpu_layers(base);
+        if (g != no_layers_fit && g < m.shape.n_layer) {
+            plan_options o = opt;
+            o.gpu_layers = g;
+            const plan p = plan_inference(m, t, lim, o);
+            const double slow = estimate_decode(p).seconds() / (estimate_decode(base).seconds() > 0 ? estimate_decode(base).seconds() : 1.0);
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.1fx", slow);
+            add("offload " + std::to_string(m.shape.n_layer - g) + " of " + std::to_string(m.shape.n_layer) + " layers to pinned host memory (--gpu-layers " +
+                    std::to_string(g) + ")",
+                std::string("predicted decode ") + buf + " slower: streamed weights cross the host link every token", p);
+        }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const advice_item& a, const advice_item& b) { return a.saved_bytes > b.saved_bytes; });
+    return out;
+}
+
+}  // namespace vramplan

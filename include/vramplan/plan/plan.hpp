@@ -1,0 +1,284 @@
+// The inference plan: where every byte lives. Weights and KV cache are persistent and stacked
+// layer after layer; activations of one decoder block are packed once by lifetime and reused by
+// every block; layers that do not fit stay in the pinned host tier and stream through two GPU
+// staging slots. Everything is constexpr and loops over layers at most a few times, never over
+// layers x buffers, so an 80-layer model plans inside default constexpr limits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "vramplan/format/bytes.hpp"
+#include "vramplan/model/activations.hpp"
+#include "vramplan/model/footprint.hpp"
+#include "vramplan/model/model_desc.hpp"
+#include "vramplan/plan/lifetime_packer.hpp"
+#include "vramplan/plan/limits.hpp"
+#include "vramplan/target/target_desc.hpp"
+
+namespace vramplan {
+
+enum class tier : std::uint8_t { gpu, host };
+enum class buffer_kind : std::uint8_t { weights, kv, activations, staging };
+enum class verdict : std::uint8_t { fits, does_not_fit };
+
+inline constexpr std::uint64_t all_gpu_layers = ~std::uint64_t{0};
+
+struct plan_options {
+    std::uint64_t alignment = 256;            // every buffer starts at a multiple of this
+    std::uint64_t gpu_layers = all_gpu_layers;  // decoder layers kept in the GPU tier (the last ones)
+    std::uint64_t host_capacity = 0;          // pinned host memory available; 0 = not checked
+};
+
+struct region {
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;
+    constexpr std::uint64_t end() const { return offset + bytes; }
+};
+
+// One tier's arena: four consecutive regions.
+struct tier_layout {
+    region weights, kv, activations, staging;
+    constexpr std::uint64_t total() const { return staging.end(); }
+};
+
+struct plan {
+    model_desc model{};
+    target_desc target{};
+    limits lim{};
+    plan_options options{};
+
+    // Weights. A layer's tensors sit at role_offset within the layer's slot; slots are stacked.
+    std::array<std::array<std::uint64_t, n_tensor_roles>, max_block_kinds> role_offset{};
+    std::array<std::uint64_t, max_block_kinds> block_stride{};
+    std::array<std::uint64_t, max_layers> layer_offset{};  // within its tier's weights region
+    std::uint64_t gpu_layers = 0;                           // layers [n_layer - gpu_layers, n_layer)
+    tier token_embd_tier = tier::gpu;
+    std::uint64_t token_embd_offset = 0, output_norm_offset = 0, output_offset = 0;  // token_embd within its tier
+
+    // KV cache (GPU tier): per layer K then V, each `kv_plane` bytes.
+    std::uint64_t kv_plane = 0;
+
+    // Activations of one forward pass, packed by lifetime (offsets within the activations region).
+    std::array<activation_buffer, n_activation_buffers> act{};
+    std::array<std::uint64_t, n_activation_buffers> act_offset{};
+    std::uint64_t act_lower_bound = 0;
+
+    std::uint64_t staging_slot = 0;  // each of the two staging slots
+    tier_layout gpu{}, host{};
+
+    constexpr tier layer_tier(std::uint64_t layer) const {
+        return layer + gpu_layers >= model.shape.n_layer ? tier::gpu : tier::host;
+    }
+    constexpr std::uint64_t streamed_layers() const { return model.shape.n_layer - gpu_layers; }
+    // Bytes the GPU tier needs, the runtime reserve included.
+    constexpr std::uint64_t needed() const { return checked_add(gpu.total(), target.reserve); }
+    constexpr std::uint64_t budget() const { return target.capacity; }
+    constexpr std::uint64_t shortfall() const { return needed() > budget() ? needed() - budget() : 0; }
+    constexpr bool host_fits() const { return options.host_capacity == 0 || host.total() <= options.host_capacity; }
+    constexpr verdict fit() const { return shortfall() == 0 && host_fits() ? verdict::fits : verdict::does_not_fit; }
+    constexpr bool fits() const { return fit() == verdict::fits; }
+};
+
+namespace detail {
+
+constexpr std::uint64_t aligned(const plan& p, std::uint64_t n) { return align_up(n, p.options.alignment); }
+
+constexpr void lay_out_blocks(plan& p) {
+    for (std::uint32_t k = 0; k < p.model.n_kinds; ++k) {
+        std::uint64_t at = 0;
+        for (std::size_t r = 0; r < n_tensor_roles; ++r) {
+            p.role_offset[k][r] = at;
+            at = checked_add(at, aligned(p, role_bytes(p.model, p.model.kinds[k], static_cast<tensor_role>(r))));
+        }
+        p.block_stride[k] = at;
+    }
+}
+
+constexpr std::uint64_t layer_stride(const plan& p, std::uint64_t layer) { return p.block_stride[p.model.layer_kind[layer]]; }
+
+constexpr void lay_out_activations(plan& p) {
+    p.act = forward_activations(p.model, p.lim);
+    std::array<lifetime_request, n_activation_buffers> req{};
+    for (std::size_t i = 0; i < n_activation_buffers; ++i) req[i] = {aligned(p, p.act[i].bytes), p.act[i].first, p.act[i].last};
+    std::array<std::uint64_t, n_activation_buffers> scratch{};
+    std::array<std::uint32_t, n_activation_buffers> order{};
+    std::array<bool, n_activation_buffers> flags{};
+    p.act_lower_bound = lifetime_lower_bound(req);
+    const std::uint64_t arena = pack_lifetimes(req, p.act_offset, scratch, order, flags);
+    p.gpu.activations.bytes = arena;
+}
+
+// Bytes of the GPU tier with g layers resident, without building the plan: used by auto-fit.
+struct tier_sizes {
+    std::uint64_t gpu_fixed = 0;   // output head, output norm, KV, activations
+    std::uint64_t token_embd = 0;  // resident only when every layer is
+    std::uint64_t staging_floor = 0;  // the embedding rows of one pass, staged when token_embd streams
+};
+
+constexpr std::uint64_t staging_for(std::uint64_t max_streamed_stride, const tier_sizes& t) {
+    return checked_mul(max_streamed_stride > t.staging_floor ? max_streamed_stride : t.staging_floor, 2);
+}
+
+constexpr tier_sizes fixed_sizes(const plan& p) {
+    tier_sizes t;
+    const std::uint64_t kv = checked_mul(checked_mul(p.kv_plane, 2), p.model.shape.n_layer);
+    t.gpu_fixed = checked_add(checked_add(aligned(p, output_bytes(p.model)), aligned(p, output_norm_bytes(p.model))),
+                              checked_add(kv, p.gpu.activations.bytes));
+    t.token_embd = aligned(p, token_embd_bytes(p.model));
+    t.staging_floor = aligned(p, checked_mul(p.lim.tokens_per_pass(), p.model.shape.n_embd, 4));
+    return t;
+}
+
+}  // namespace detail
+
+// GPU-tier bytes (reserve included) for every possible count of resident layers, in one pass:
+// out[g] for g = 0..n_layer. Streamed layers are the first ones, as llama.cpp's --n-gpu-layers.
+template <class Out>
+constexpr void needed_by_gpu_layers(const plan& base, Out&& out) {
+    const auto t = detail::fixed_sizes(base);
+    const std::uint64_t n = base.model.shape.n_layer;
+    // resident(g) = sum of strides of layers [n-g, n); stream_max(g) = max stride of layers [0, n-g).
+    std::array<std::uint64_t, max_layers + 1> prefix_max{};
+    for (std::uint64_t l = 0; l < n; ++l) {
+        const std::uint64_t s = detail::layer_stride(base, l);
+        prefix_max[l + 1] = s > prefix_max[l] ? s : prefix_max[l];
+    }
+    std::uint64_t resident = 0;
+    for (std::uint64_t g = 0; g <= n; ++g) {
+        if (g > 0) resident = checked_add(resident, detail::layer_stride(base, n - g));
+        const bool all = g == n;
+        const std::uint64_t staging = all ? 0 : detail::staging_for(prefix_max[n - g], t);
+        std::uint64_t total = checked_add(checked_add(t.gpu_fixed, resident), staging);
+        if (all) total = checked_add(total, t.token_embd);
+        out(g, checked_add(total, base.target.reserve));
+    }
+}
+
+// The largest number of resident layers whose plan fits the device, or none.
+constexpr std::uint64_t no_layers_fit = ~std::uint64_t{0};
+
+constexpr std::uint64_t auto_gpu_layers(const plan& base) {
+    std::uint64_t best = no_layers_fit;
+    needed_by_gpu_layers(base, [&](std::uint64_t g, std::uint64_t need) {
+        if (need <= base.target.capacity) best = g;
+    });
+    return best;
+}
+
+namespace detail {
+constexpr void place_weights_and_tiers(plan& p) {
+    const std::uint64_t n = p.model.shape.n_layer;
+    p.gpu_layers = p.options.gpu_layers > n ? n : p.options.gpu_layers;
+    if (p.target.unified) p.gpu_layers = n;  // one memory: nothing to stream
+    p.token_embd_tier = p.gpu_layers == n ? tier::gpu : tier::host;
+
+    // Global tensors first in their tier, then the layers in order.
+    std::uint64_t gpu_at = 0, host_at = 0;
+    auto& embd_at = p.token_embd_tier == tier::gpu ? gpu_at : host_at;
+    p.token_embd_offset = embd_at;
+    embd_at = checked_add(embd_at, aligned(p, token_embd_bytes(p.model)));
+    p.output_norm_offset = gpu_at;
+    gpu_at = checked_add(gpu_at, aligned(p, output_norm_bytes(p.model)));
+    p.output_offset = gpu_at;
+    gpu_at = checked_add(gpu_at, aligned(p, output_bytes(p.model)));
+    std::uint64_t max_streamed = 0;
+    for (std::uint64_t l = 0; l < n; ++l) {
+        const std::uint64_t s = layer_stride(p, l);
+        auto& at = p.layer_tier(l) == tier::gpu ? gpu_at : host_at;
+        p.layer_offset[l] = at;
+        at = checked_add(at, s);
+        if (p.layer_tier(l) == tier::host && s > max_streamed) max_streamed = s;
+    }
+    const auto t = fixed_sizes(p);
+    p.staging_slot = p.gpu_layers == n ? 0 : staging_for(max_streamed, t) / 2;
+
+    p.gpu.weights = {0, gpu_at};
+    p.gpu.kv = {gpu_at, checked_mul(checked_mul(p.kv_plane, 2), n)};
+    const std::uint64_t act_bytes = p.gpu.activations.bytes;
+    p.gpu.activations = {p.gpu.kv.end(), act_bytes};
+    p.gpu.staging = {p.gpu.activations.end(), checked_mul(p.staging_slot, 2)};
+    p.host.weights = {0, host_at};
+    p.host.kv = p.host.activations = p.host.staging = {host_at, 0};
+}
+}  // namespace detail
+
+constexpr void validate(const limits& lim) {
+    if (lim.context == 0) throw error("context must be at least 1 token");
+    if (lim.batch == 0) throw error("batch must be at least 1 sequence");
+    if (lim.ubatch == 0) throw error("micro-batch (ubatch) must be at least 1 token");
+}
+
+constexpr void validate(const plan_options& o) {
+    if (o.alignment == 0 || o.alignment > (1ull << 30)) throw error("alignment must be between 1 byte and 1 GiB");
+}
+
+// The plan for inference of `model` on `target` within `lim`.
+constexpr plan plan_inference(const model_desc& model, const target_desc& target, const limits& lim, plan_options options = {}) {
+    validate(model.shape);
+    validate_formats(model);
+    validate(lim);
+    validate(options);
+    plan p;
+    p.model = model;
+    p.target = target;
+    p.lim = lim;
+    p.options = options;
+    p.kv_plane = detail::aligned(p, checked_mul(checked_mul(lim.context, lim.batch), kv_row_bytes(model)));
+    detail::lay_out_blocks(p);
+    detail::lay_out_activations(p);
+    detail::place_weights_and_tiers(p);
+    return p;
+}
+
+// The same plan with as many layers resident as fit (all of them when the model fits; none
+// resident still needs the head, KV and activations on the GPU).
+constexpr plan plan_auto_offload(const model_desc& model, const target_desc& target, const limits& lim, plan_options options = {}) {
+    options.gpu_layers = all_gpu_layers;
+    const plan full = plan_inference(model, target, lim, options);
+    const std::uint64_t g = auto_gpu_layers(full);
+    if (g == no_layers_fit || g == model.shape.n_layer) return full;
+    options.gpu_layers = g;
+    return plan_inference(model, target, lim, options);
+}
+
+// Predicted decode time per token: the GPU reads every weight and the whole KV cache once per
+// token at its memory bandwidth; streamed layers also cross the host link. Double-buffered staging
+// overlaps the two, so the slower one sets the pace.
+struct decode_estimate {
+    std::uint64_t device_bytes = 0;  // read from device memory per token
+    std::uint64_t link_bytes = 0;    // copied host -> device per token
+    double device_seconds = 0;
+    double link_seconds = 0;
+    constexpr double seconds() const { return device_seconds > link_seconds ? device_seconds : link_seconds; }
+    constexpr double tokens_per_second() const { return seconds() > 0 ? 1.0 / seconds() : 0.0; }
+};
+
+constexpr decode_estimate estimate_decode(const plan& p) {
+    decode_estimate e;
+    const std::uint64_t streamed = p.host.weights.bytes - (p.token_embd_tier == tier::host ? detail::aligned(p, token_embd_bytes(p.model)) : 0);
+    const std::uint64_t embd_gpu = p.token_embd_tier == tier::gpu ? detail::aligned(p, token_embd_bytes(p.model)) : 0;
+    // Only T rows of the embedding are read, so it does not count as a full read.
+    e.device_bytes = checked_add(checked_add(p.gpu.weights.bytes - embd_gpu, streamed), p.gpu.kv.bytes);
+    e.link_bytes = streamed;
+    if (p.target.memory_bandwidth) e.device_seconds = static_cast<double>(e.device_bytes) / static_cast<double>(p.target.memory_bandwidth);
+    if (p.target.link_bandwidth) e.link_seconds = static_cast<double>(e.link_bytes) / static_cast<double>(p.target.link_bandwidth);
+    return e;
+}
+
+// The longest context (per sequence) whose fully resident plan fits, or 0 if not even one token.
+// The plan grows with context (KV cache, attention scratch), so bisection finds it.
+constexpr std::uint64_t max_context(const model_desc& model, const target_desc& target, limits lim, plan_options options = {},
+                                    std::uint64_t ceiling = 1ull << 24) {
+    options.gpu_layers = all_gpu_layers;
+    std::uint64_t lo = 0, hi = ceiling;
+    while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+        lim.context = mid;
+        if (plan_inference(model, target, lim, options).fits()) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+}  // namespace vramplan

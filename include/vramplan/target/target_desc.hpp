@@ -1,0 +1,42 @@
+// A device to plan for. Capacity is the memory the device has; the reserve is what is gone before
+// the program allocates anything (CUDA context, cuBLAS/cuDNN workspaces, memory the driver keeps);
+// the planner's budget is capacity minus reserve. Bandwidths predict decode speed.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <string_view>
+
+#include "vramplan/error.hpp"
+#include "vramplan/format/checked_math.hpp"
+
+namespace vramplan {
+
+struct target_desc {
+    std::string_view name = "custom";
+    std::uint64_t capacity = 0;        // bytes of device memory
+    std::uint64_t reserve = 0;         // bytes unavailable to the program's arena
+    std::uint64_t memory_bandwidth = 0;  // device memory read bytes/s
+    std::uint64_t link_bandwidth = 0;    // host-to-device bytes/s (PCIe x16 generation, one direction)
+    std::uint8_t cc_major = 0;
+    std::uint8_t cc_minor = 0;
+    bool unified = false;              // one memory shared with the CPU (Jetson): no host tier
+    std::string_view aliases = "";     // space-separated extra names for look-up
+
+    constexpr std::uint64_t budget() const { return capacity > reserve ? capacity - reserve : 0; }
+};
+
+// A type names a target when it carries a target_desc: one short struct declares a custom device,
+//   struct my_board { static constexpr vramplan::target_desc value{.name = "board", .capacity = 4ull << 30}; };
+template <class T>
+concept gpu_target = requires {
+    { T::value } -> std::convertible_to<target_desc>;
+};
+
+// The same device with the user's reserve instead of the catalog's.
+constexpr target_desc with_reserve(target_desc t, std::uint64_t reserve) {
+    t.reserve = reserve;
+    return t;
+}
+
+}  // namespace vramplan

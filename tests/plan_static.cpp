@@ -1,0 +1,29 @@
+// Compile-time planning, within the compilers' default constexpr limits (no flags raised).
+#include "vramplan/model/presets.hpp"
+#include "vramplan/plan/fits.hpp"
+#include "vramplan/target/catalog.hpp"
+
+namespace vp = vramplan;
+using namespace vramplan::presets;
+
+constexpr vp::limits ctx8k{.context = 8192, .batch = 1, .ubatch = 512};
+
+// Llama-3-8B with Q4_0 weights and an f16 cache at 8192 tokens fits an 8 GiB RTX 4060.
+static_assert(vp::fits<llama3_8b<vp::q4_0, vp::f16>, vp::targets::rtx_4060_8gb, ctx8k>);
+// Weights 4,517,937,152 + KV 1,073,741,824 + activations 75,499,520 (peak at gate+up: residual,
+// positions, ffn_in, gate, up) + reserve 536,870,912.
+static_assert(vp::compile_time_plan<llama3_8b<vp::q4_0, vp::f16>, vp::targets::rtx_4060_8gb, ctx8k>.needed() == 6'204'049'408);
+// The whole of Llama-3.1-70B plans at compile time; in Q4_0 it needs 43,063,216,128 bytes, far
+// more than a 24 GiB RTX 4090.
+constexpr auto big = vp::compile_time_plan<llama31_70b<vp::q4_0, vp::f16>, vp::targets::rtx_4090, ctx8k>;
+static_assert(!vp::fits_v<llama31_70b<vp::q4_0, vp::f16>, vp::targets::rtx_4090, ctx8k>);
+static_assert(big.needed() == 43'063'216'128 && big.shortfall() == 43'063'216'128 - 25'769'803'776);
+// ... and with 43 of 80 layers resident (the rest streamed) it does.
+static_assert(vp::auto_gpu_layers(big) == 43);
+static_assert(vp::plan_auto_offload(llama31_70b<vp::q4_0, vp::f16>::describe(), vp::targets::rtx_4090::value, ctx8k).fits());
+// A custom target is one short struct.
+struct board {
+    static constexpr vp::target_desc value{.name = "board", .capacity = 2ull << 20, .reserve = 0};
+};
+static_assert(vp::fits<stories260k<vp::f32, vp::f16>, board, vp::limits{.context = 256, .ubatch = 64}>);
+static_assert(!vp::fits_v<stories260k<vp::f32, vp::f16>, board, vp::limits{.context = 2048, .batch = 2}>);

@@ -1,0 +1,216 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "vramplan/model/presets.hpp"
+#include "vramplan/plan/advice.hpp"
+#include "vramplan/plan/buffers.hpp"
+#include "vramplan/plan/fits.hpp"
+#include "vramplan/target/catalog.hpp"
+
+using namespace vramplan;
+
+namespace {
+
+// The invariants every plan must keep, checked on its expanded buffer list.
+void check_invariants(const plan& p) {
+    const auto all = buffers(p);
+    std::uint64_t sum[2][4] = {};
+    for (const auto& b : all) {
+        REQUIRE(b.offset % p.options.alignment == 0);
+        REQUIRE(b.bytes <= b.reserved);
+        sum[static_cast<int>(b.where)][static_cast<int>(b.kind)] += b.reserved;
+        const region& r = b.where == tier::gpu ? (b.kind == buffer_kind::weights ? p.gpu.weights
+                                                  : b.kind == buffer_kind::kv     ? p.gpu.kv
+                                                  : b.kind == buffer_kind::activations ? p.gpu.activations
+                                                                                       : p.gpu.staging)
+                                               : p.host.weights;
+        REQUIRE(b.offset >= r.offset);
+        REQUIRE(b.offset + b.reserved <= r.end());
+    }
+    // Totals are the sums of their parts (activations share memory, so their sum is an upper bound).
+    CHECK(sum[0][0] == p.gpu.weights.bytes);
+    CHECK(sum[0][1] == p.gpu.kv.bytes);
+    CHECK(sum[0][3] == p.gpu.staging.bytes);
+    CHECK(sum[1][0] == p.host.weights.bytes);
+    CHECK(sum[0][2] >= p.gpu.activations.bytes);
+    CHECK(p.gpu.total() == p.gpu.weights.bytes + p.gpu.kv.bytes + p.gpu.activations.bytes + p.gpu.staging.bytes);
+    // No two buffers alive at the same step overlap (persistent ones are alive at every step).
+    for (std::size_t i = 0; i < all.size(); ++i)
+        for (std::size_t j = i + 1; j < all.size(); ++j) {
+            const auto &a = all[i], &b = all[j];
+            if (a.where != b.where) continue;
+            const bool together = a.persistent || b.persistent || (a.first <= b.last && b.first <= a.last);
+            if (!together) continue;
+            const bool apart = a.offset + a.reserved <= b.offset || b.offset + b.reserved <= a.offset;
+            if (!apart) FAIL_CHECK(a.name << " overlaps " << b.name);
+        }
+    // The transformer schedule packs to its lower bound.
+    CHECK(p.gpu.activations.bytes == p.act_lower_bound);
+}
+
+}  // namespace
+
+TEST_CASE("every preset in several formats and limits keeps the plan invariants") {
+    const limits lims[] = {{.context = 4096}, {.context = 8192, .batch = 4, .ubatch = 256, .attention = attention_kernel::naive},
+                           {.context = 100, .batch = 1, .ubatch = 1, .all_logits = true}};
+    for (const auto& e : presets::catalog)
+        for (format w : {f16::value, q8_0::value, q4_0::value})
+            for (const limits& lim : lims) {
+                CAPTURE(e.name);
+                format_policy pol = uniform_policy(w);
+                if (!row_fits_format(w, e.shape.n_ff)) pol.with({tensor_role::ffn_down, f16::value});
+                const model_desc m = presets::describe(e, pol);
+                check_invariants(plan_inference(m, targets::by_name("h100"), lim));
+                check_invariants(plan_auto_offload(m, targets::by_name("4060"), lim));
+            }
+}
+
+TEST_CASE("compile-time and run-time plans agree") {
+    constexpr limits lim{.context = 8192};
+    constexpr plan ct = compile_time_plan<presets::llama31_70b<q4_0, f16>, targets::rtx_4090, lim>;
+    const plan rt = plan_inference(presets::describe(presets::llama31_70b_entry, uniform_policy(q4_0::value)), targets::by_name("RTX 4090"), lim);
+    CHECK(ct.needed() == rt.needed());
+    CHECK(ct.gpu.activations.bytes == rt.gpu.activations.bytes);
+    CHECK(ct.layer_offset == rt.layer_offset);
+}
+
+TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090 does not fit but does with 37 layers offloaded") {
+    const model_desc m = presets::describe(presets::llama31_70b_entry, uniform_policy(q4_0::value));
+    const limits lim{.context = 8192};
+    const plan p = plan_inference(m, targets::by_name("4090"), lim);
+    CHECK_FALSE(p.fits());
+    // Hand-derived: per layer 481,361,920 B (every Q4_0 tensor a multiple of 256 B); output head
+    // 591,003,648; KV 2,684,354,560; activations 150,996,992; staging 2 x one layer.
+    const std::uint64_t fixed = 591'003'648ull + 32'768 + 2'684'354'560ull + 150'996'992ull;
+    CHECK(p.needed() == fixed + 80 * 481'361'920ull + 591'003'648ull + 536'870'912ull);
+    const std::uint64_t budget = 24ull * (1 << 30) - 536'870'912ull;
+    const std::uint64_t g = (budget - fixed - 2 * 481'361'920ull) / 481'361'920ull;
+    CHECK(g == 43);
+    CHECK(auto_gpu_layers(p) == g);
+    const plan off = plan_auto_offload(m, targets::by_name("4090"), lim);
+    CHECK(off.fits());
+    CHECK(off.gpu_layers == 43);
+    CHECK(off.host.weights.bytes == 37 * 481'361'920ull + 591'003'648ull);  // streamed layers + token_embd
+    CHECK(off.staging_slot == 481'361'920ull);
+    check_invariants(off);
+    const auto adv = advise(m, targets::by_name("4090"), lim);
+    const auto offload = std::find_if(adv.begin(), adv.end(), [](const advice_item& a) { return a.remedy.find("offload 37 of 80 layers") == 0; });
+    REQUIRE(offload != adv.end());
+    CHECK(offload->fits);
+    CHECK(std::is_sorted(adv.begin(), adv.end(), [](const auto& a, const auto& b) { return a.saved_bytes > b.saved_bytes; }));
+    // Streaming costs: 37 layers cross a 32 GB/s link per token.
+    const auto est = estimate_decode(off);
+    CHECK(est.link_bytes == 37 * 481'361'920ull);
+    CHECK(est.seconds() == doctest::Approx(37 * 481'361'920.0 / 32e9));
+}
+
+TEST_CASE("Llama-3-8B Q4_0 on an RTX 4060 8GB fits at 8192 with a largest context of 26394") {
+    const model_desc m = presets::describe(presets::llama3_8b_entry, uniform_policy(q4_0::value));
+    const plan p = plan_inference(m, targets::by_name("rtx 4060 8gb"), {.context = 8192});
+    CHECK(p.fits());
+    CHECK(advise(m, targets::by_name("4060"), {.context = 8192}).size() > 0);  // remedies still listed
+    // (8 GiB - 512 MiB - weights 4,517,937,152 - activations 75,499,520) / 131,072 B per token.
+    CHECK(max_context(m, targets::by_name("4060"), {.context = 8192}) == 26394);
+    // The KV advice: Q8_0 halves (and a bit) the cache.
+    const model_desc f16m = presets::describe(presets::llama3_8b_entry, uniform_policy(f16::value));
+    const auto adv = advise(f16m, targets::by_name("4060"), {.context = 8192});
+    const auto kv = std::find_if(adv.begin(), adv.end(), [](const advice_item& a) { return a.remedy == "quantize the KV cache to q8_0"; });
+    REQUIRE(kv != adv.end());
+    CHECK(kv->saved_bytes == 1'073'741'824ull - 570'425'344ull);
+    const auto q4 = std::find_if(adv.begin(), adv.end(), [](const advice_item& a) { return a.remedy == "quantize weights to q4_0"; });
+    REQUIRE(q4 != adv.end());
+    CHECK(q4->fits);
+}
+
+TEST_CASE("naive attention materializes n_head x tokens x context scores and fused does not") {
+    const model_desc m = presets::describe(presets::llama3_8b_entry, uniform_policy(q4_0::value));
+    const plan fused = plan_inference(m, targets::by_name("h100"), {.context = 8192});
+    const plan naive = plan_inference(m, targets::by_name("h100"), {.context = 8192, .attention = attention_kernel::naive});
+    // 512 tokens x 32 heads x 8192 positions x 4 B = 536,870,912 B of scores, alive with the residual,
+    // positions, q and attn_out (8,388,608 x 3 + 2,048) at the attention step.
+    CHECK(naive.gpu.activations.bytes == 536'870'912ull + 3 * 8'388'608ull + 2048);
+    CHECK(fused.gpu.activations.bytes == 75'499'520ull);
+}
+
+TEST_CASE("unified-memory targets have a single tier") {
+    const model_desc m = presets::describe(presets::llama31_70b_entry, uniform_policy(q4_0::value));
+    plan_options o;
+    o.gpu_layers = 10;  // ignored: nothing to stream on a Jetson
+    const plan p = plan_inference(m, targets::by_name("jetson agx orin"), {.context = 4096}, o);
+    CHECK(p.gpu_layers == 80);
+    CHECK(p.host.total() == 0);
+    CHECK(p.fits());
+}
+
+TEST_CASE("bad limits and unknown targets are clear errors") {
+    const model_desc m = presets::describe(presets::stories260k_entry, uniform_policy(f32::value));
+    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.context = 0}), doctest::Contains("context"), error);
+    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.ubatch = 0}), doctest::Contains("micro-batch"), error);
+    CHECK_THROWS_WITH_AS(targets::by_name("rtx 9999"), doctest::Contains("known GPUs: RTX 3060 12GB"), error);
+    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.context = 1ull << 62, .batch = 1ull << 10}),
+                         doctest::Contains("overflow"), error);
+}
+
+TEST_CASE("the catalog has at least 15 devices with capacity and bandwidths and compute capability") {
+    CHECK(targets::catalog.size() >= 15);
+    for (const auto& t : targets::catalog) {
+        CAPTURE(t.name);
+        CHECK(t.capacity > t.reserve);
+        CHECK(t.memory_bandwidth > 0);
+        CHECK(t.link_bandwidth > 0);
+        CHECK(t.cc_major >= 7);
+    }
+    CHECK(targets::by_name("4060").capacity == 8ull << 30);
+    CHECK(targets::by_name("H200").capacity == 141'000'000'000ull);
+    CHECK(with_reserve(targets::by_name("4090"), 0).budget() == 24ull << 30);
+}
+
+TEST_CASE("the lifetime packer stays within 3% of the lower bound on random lifetimes") {
+    std::mt19937_64 rng(20261129);
+    double ratio_sum = 0;
+    const int sets = 300;
+    int at_bound = 0;
+    for (int s = 0; s < sets; ++s) {
+        const int n = 8 + static_cast<int>(rng() % 40);
+        const std::uint32_t steps = 4 + static_cast<std::uint32_t>(rng() % 60);
+        std::vector<lifetime_request> req(n);
+        for (auto& r : req) {
+            r.first = static_cast<std::uint32_t>(rng() % steps);
+            r.last = r.first + static_cast<std::uint32_t>(rng() % (steps - r.first));
+            r.bytes = 256 * (1 + rng() % 4096);
+        }
+        std::vector<std::uint64_t> off(n), scratch(n);
+        std::vector<std::uint32_t> order(n);
+        std::unique_ptr<bool[]> flags(new bool[n]);
+        const std::uint64_t total = pack_lifetimes(req, off, scratch, order, std::span<bool>(flags.get(), n));
+        const std::uint64_t bound = lifetime_lower_bound(req);
+        REQUIRE(total >= bound);
+        for (int i = 0; i < n; ++i)
+            for (int j = i + 1; j < n; ++j)
+                if (lifetimes_overlap(req[i], req[j])) REQUIRE((off[i] + req[i].bytes <= off[j] || off[j] + req[j].bytes <= off[i]));
+        ratio_sum += static_cast<double>(total) / static_cast<double>(bound);
+        at_bound += total == bound;
+    }
+    const double mean = ratio_sum / sets;
+    MESSAGE("mean arena / lower bound = " << mean << ", at the bound in " << at_bound << " of " << sets);
+    CHECK(mean <= 1.03);
+}
+
+TEST_CASE("buffers are found by name") {
+    const model_desc m = presets::describe(presets::stories260k_entry, uniform_policy(f32::value));
+    const auto all = buffers(plan_inference(m, targets::by_name("4090"), {.context = 512}));
+    const buffer_info* q = find_buffer(all, "blk.3.attn_q.weight");
+    REQUIRE(q != nullptr);
+    CHECK(q->bytes == 64 * 64 * 4);
+    CHECK(q->layer == 3);
+    // 640 bytes of f16 KV per token (5 layers x 4 heads x 8 dims x 2 x 2 B): 64 B per plane-token.
+    const buffer_info* k = find_buffer(all, "cache_k.4");
+    REQUIRE(k != nullptr);
+    CHECK(k->bytes == 512 * 32 * 2);
+    CHECK(find_buffer(all, "act.logits")->bytes == 512 * 4);
+    CHECK(find_buffer(all, "nonexistent") == nullptr);
+}
