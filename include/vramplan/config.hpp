@@ -16,3 +16,11 @@
 #else
 #define VRAMPLAN_DEVICE_PASS 0
 #endif
+
+// x86-64 SIMD paths of the CPU kernels (chosen at run time by CPU features) are compiled for host
+// code only.
+#if defined(__x86_64__) && !defined(__CUDA_ARCH__)
+#define VRAMPLAN_X86_SIMD 1
+#else
+#define VRAMPLAN_X86_SIMD 0
+#endif

@@ -1,0 +1,141 @@
+// The arithmetic every kernel shares, CPU and CUDA alike: block (de)quantization bit-exact with
+// GGUF's reference quantizers, element access into a row of any supported format, and the
+// online-softmax state of fused attention. All of it is VRAMPLAN_HOST_DEVICE, so the CPU tests
+// exercise exactly the code the GPU runs.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "vramplan/config.hpp"
+#include "vramplan/format/blocks.hpp"
+#include "vramplan/format/half.hpp"
+
+namespace vramplan::kernels {
+
+// Formats the kernels compute on, as a compact tag usable in device code and as a template argument.
+enum class kernel_format : std::uint8_t { f32, f16, bf16, q8_0, q4_0 };
+
+VRAMPLAN_HOST_DEVICE constexpr int block_size(kernel_format f) {
+    return f == kernel_format::q8_0 || f == kernel_format::q4_0 ? 32 : 1;
+}
+VRAMPLAN_HOST_DEVICE constexpr int block_bytes(kernel_format f) {
+    switch (f) {
+        case kernel_format::f32: return 4;
+        case kernel_format::f16:
+        case kernel_format::bf16: return 2;
+        case kernel_format::q8_0: return 34;
+        case kernel_format::q4_0: return 18;
+    }
+    return 0;
+}
+VRAMPLAN_HOST_DEVICE constexpr std::uint64_t kernel_row_bytes(kernel_format f, std::uint64_t n) {
+    return n / block_size(f) * block_bytes(f);
+}
+
+// ---- Q8_0: x = d * q, d = max|x| / 127 ----
+VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_0& b) {
+    float amax = 0.0f;
+    for (int j = 0; j < blocks::qk; ++j) amax = fmaxf(amax, fabsf(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    b.d = to_half(d);
+    for (int j = 0; j < blocks::qk; ++j) b.qs[j] = static_cast<std::int8_t>(roundf(x[j] * id));
+}
+
+VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q8_0& b, int j) { return to_float(b.d) * b.qs[j]; }
+
+// ---- Q4_0: x = d * (q - 8), d = (the value of largest magnitude) / -8; element j in the low
+// nibble of byte j, element j + 16 in its high nibble ----
+VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q4_0& b) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < blocks::qk; ++j)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    const float d = max / -8.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    b.d = to_half(d);
+    for (int j = 0; j < blocks::qk / 2; ++j) {
+        const float x0 = x[j] * id, x1 = x[j + blocks::qk / 2] * id;
+        int q0 = static_cast<std::int8_t>(x0 + 8.5f), q1 = static_cast<std::int8_t>(x1 + 8.5f);
+        q0 = q0 < 15 ? q0 : 15;
+        q1 = q1 < 15 ? q1 : 15;
+        b.qs[j] = static_cast<std::uint8_t>(q0 | (q1 << 4));
+    }
+}
+
+VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q4_0& b, int j) {
+    const int q = j < blocks::qk / 2 ? (b.qs[j] & 0x0f) : (b.qs[j - blocks::qk / 2] >> 4);
+    return to_float(b.d) * static_cast<float>(q - 8);
+}
+
+// Element i of a row stored in format F.
+template <kernel_format F>
+VRAMPLAN_HOST_DEVICE inline float load(const void* row, std::uint64_t i) {
+    if constexpr (F == kernel_format::f32) return static_cast<const float*>(row)[i];
+    else if constexpr (F == kernel_format::f16) return to_float(static_cast<const half_bits*>(row)[i]);
+    else if constexpr (F == kernel_format::bf16) return to_float(static_cast<const bf16_bits*>(row)[i]);
+    else if constexpr (F == kernel_format::q8_0) return dequantize(static_cast<const blocks::q8_0*>(row)[i / 32], static_cast<int>(i % 32));
+    else return dequantize(static_cast<const blocks::q4_0*>(row)[i / 32], static_cast<int>(i % 32));
+}
+
+// Stores n values (n a multiple of the block) as a row in format F.
+template <kernel_format F>
+VRAMPLAN_HOST_DEVICE inline void store_row(const float* x, void* row, std::uint64_t n) {
+    if constexpr (F == kernel_format::f32) {
+        for (std::uint64_t i = 0; i < n; ++i) static_cast<float*>(row)[i] = x[i];
+    } else if constexpr (F == kernel_format::f16) {
+        for (std::uint64_t i = 0; i < n; ++i) static_cast<half_bits*>(row)[i] = to_half(x[i]);
+    } else if constexpr (F == kernel_format::bf16) {
+        for (std::uint64_t i = 0; i < n; ++i) static_cast<bf16_bits*>(row)[i] = to_bf16(x[i]);
+    } else if constexpr (F == kernel_format::q8_0) {
+        for (std::uint64_t b = 0; b < n / 32; ++b) quantize_block(x + b * 32, static_cast<blocks::q8_0*>(row)[b]);
+    } else {
+        for (std::uint64_t b = 0; b < n / 32; ++b) quantize_block(x + b * 32, static_cast<blocks::q4_0*>(row)[b]);
+    }
+}
+
+// Online softmax (Milakov & Gimelshein): a running max m, a running sum l of exp(s - m) and an
+// accumulator of exp(s - m) * v, rescaled whenever m grows. Two states over disjoint key ranges
+// merge into the state of their union, which is what lets decode split a long cache.
+struct softmax_state {
+    float m = -INFINITY;
+    float l = 0.0f;
+
+    // Adds score s; returns (scale for the old accumulator, weight of the new value).
+    VRAMPLAN_HOST_DEVICE inline void add(float s, float& rescale, float& weight) {
+        const float m_new = fmaxf(m, s);
+        rescale = expf(m - m_new);
+        weight = expf(s - m_new);
+        l = l * rescale + weight;
+        m = m_new;
+    }
+    // Merges `o` into this; returns the scales of this accumulator and of o's.
+    VRAMPLAN_HOST_DEVICE inline void merge(const softmax_state& o, float& mine, float& theirs) {
+        const float m_new = fmaxf(m, o.m);
+        mine = m == -INFINITY ? 0.0f : expf(m - m_new);
+        theirs = o.m == -INFINITY ? 0.0f : expf(o.m - m_new);
+        l = l * mine + o.l * theirs;
+        m = m_new;
+    }
+};
+
+VRAMPLAN_HOST_DEVICE inline float silu(float x) { return x / (1.0f + expf(-x)); }
+
+// RoPE, Llama ("normal") style: pairs (2i, 2i+1) of a head rotate by pos * base^(-2i/d). The angle
+// advances by repeated multiplication, as GGML computes it, so results match llama.cpp's rounding.
+VRAMPLAN_HOST_DEVICE inline void rope_head(float* x, int dims, std::uint64_t pos, float base) {
+    const float theta_scale = powf(base, -2.0f / static_cast<float>(dims));
+    float theta = static_cast<float>(pos);
+    for (int i = 0; i < dims / 2; ++i) {
+        const float c = cosf(theta), s = sinf(theta);
+        const float x0 = x[2 * i], x1 = x[2 * i + 1];
+        x[2 * i] = x0 * c - x1 * s;
+        x[2 * i + 1] = x0 * s + x1 * c;
+        theta *= theta_scale;
+    }
+}
+
+}  // namespace vramplan::kernels

@@ -1,0 +1,114 @@
+// Fused causal attention over a KV cache stored in f32, f16, Q8_0 or Q4_0, dequantized on the fly
+// and never materialized, with an online softmax (no tokens x context score buffer). Query heads
+// share KV heads (GQA; MQA when one KV head). Long caches are split along the context into
+// partial softmax states that are merged, so decode of a single token still uses every thread.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/thread_pool.hpp"
+
+namespace vramplan::kernels {
+
+// Cache layout: one row per (sequence, position), row index seq * context + pos, each row the
+// n_head_kv * head_dim values of that token, quantized along the row as the planner sizes it.
+struct attention_args {
+    std::uint64_t tokens = 0;      // query rows
+    std::uint64_t n_head = 0;
+    std::uint64_t n_head_kv = 0;
+    std::uint64_t head_dim = 0;
+    std::uint64_t context = 0;     // cache rows per sequence
+    float scale = 1.0f;            // usually 1 / sqrt(head_dim)
+    const float* q = nullptr;      // [tokens][n_head][head_dim]
+    const std::int32_t* pos = nullptr;  // position of each query row (it sees keys 0..pos)
+    const std::int32_t* seq = nullptr;  // sequence of each query row (nullptr: all 0)
+    const void* k = nullptr;
+    const void* v = nullptr;
+    float* out = nullptr;          // [tokens][n_head][head_dim]
+    float* workspace = nullptr;    // partial states: workspace_rows x n_head x (head_dim + 2) floats
+    std::uint64_t workspace_rows = 0;
+    std::uint64_t max_splits = 1;  // context splits per query row, when the workspace allows
+
+    std::uint64_t kv_dim() const { return n_head_kv * head_dim; }
+    std::uint64_t splits() const {
+        const std::uint64_t fit = tokens ? workspace_rows / tokens : 1;
+        const std::uint64_t s = fit < max_splits ? fit : max_splits;
+        return s < 1 ? 1 : s;
+    }
+};
+
+// Appends rows of new K and V (f32, [tokens][kv_dim]) to the cache at their positions.
+template <kernel_format Kv>
+void kv_append(const float* k_new, const float* v_new, const std::int32_t* pos, const std::int32_t* seq, std::uint64_t tokens,
+               std::uint64_t kv_dim, std::uint64_t context, void* k_cache, void* v_cache) {
+    const std::uint64_t row_bytes = kernel_row_bytes(Kv, kv_dim);
+    for (std::uint64_t t = 0; t < tokens; ++t) {
+        const std::uint64_t row = (seq ? static_cast<std::uint64_t>(seq[t]) : 0) * context + static_cast<std::uint64_t>(pos[t]);
+        store_row<Kv>(k_new + t * kv_dim, static_cast<std::uint8_t*>(k_cache) + row * row_bytes, kv_dim);
+        store_row<Kv>(v_new + t * kv_dim, static_cast<std::uint8_t*>(v_cache) + row * row_bytes, kv_dim);
+    }
+}
+
+namespace cpu {
+
+template <kernel_format Kv, int HeadDim>
+void attention(const attention_args& a, thread_pool& pool) {
+    const std::uint64_t row_bytes = kernel_row_bytes(Kv, a.kv_dim());
+    const std::uint64_t group = a.n_head / a.n_head_kv;
+    const std::uint64_t splits = a.splits();
+    const std::uint64_t state = HeadDim + 2;  // m, l, acc[HeadDim]
+    auto partial = [&](std::uint64_t t, std::uint64_t h, std::uint64_t s) { return a.workspace + ((t * a.n_head + h) * splits + s) * state; };
+    const auto* kc = static_cast<const std::uint8_t*>(a.k);
+    const auto* vc = static_cast<const std::uint8_t*>(a.v);
+
+    // Pass 1: every (token, KV head, split) computes the softmax states of its query heads.
+    pool.parallel_for(a.tokens * a.n_head_kv * splits, [&](std::uint64_t begin, std::uint64_t end) {
+        for (std::uint64_t item = begin; item < end; ++item) {
+            const std::uint64_t s = item % splits, g = item / splits % a.n_head_kv, t = item / splits / a.n_head_kv;
+            const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
+            const std::uint64_t chunk = (keys + splits - 1) / splits;
+            const std::uint64_t from = s * chunk, to = from + chunk < keys ? from + chunk : keys;
+            const std::uint64_t base = (a.seq ? static_cast<std::uint64_t>(a.seq[t]) : 0) * a.context;
+            for (std::uint64_t h = g * group; h < (g + 1) * group; ++h) {
+                const float* q = a.q + (t * a.n_head + h) * HeadDim;
+                softmax_state st;
+                std::array<float, HeadDim> acc{};
+                for (std::uint64_t p = from; p < to; ++p) {
+                    const float score = cpu::dot_range<Kv>(kc + (base + p) * row_bytes, g * HeadDim, q, HeadDim) * a.scale;
+                    float rescale, weight;
+                    st.add(score, rescale, weight);
+                    if (rescale != 1.0f)
+                        for (auto& x : acc) x *= rescale;
+                    cpu::axpy_range<Kv>(weight, vc + (base + p) * row_bytes, g * HeadDim, acc.data(), HeadDim);
+                }
+                float* out = partial(t, h, s);
+                out[0] = st.m;
+                out[1] = st.l;
+                for (int d = 0; d < HeadDim; ++d) out[2 + d] = acc[d];
+            }
+        }
+    });
+    // Pass 2: merge the splits of each (token, head) and normalize.
+    pool.parallel_for(a.tokens * a.n_head, [&](std::uint64_t begin, std::uint64_t end) {
+        for (std::uint64_t item = begin; item < end; ++item) {
+            const std::uint64_t t = item / a.n_head, h = item % a.n_head;
+            softmax_state st;
+            std::array<float, HeadDim> acc{};
+            for (std::uint64_t s = 0; s < splits; ++s) {
+                const float* p = partial(t, h, s);
+                float mine, theirs;
+                st.merge(softmax_state{p[0], p[1]}, mine, theirs);
+                for (int d = 0; d < HeadDim; ++d) acc[d] = acc[d] * mine + p[2 + d] * theirs;
+            }
+            float* out = a.out + (t * a.n_head + h) * HeadDim;
+            for (int d = 0; d < HeadDim; ++d) out[d] = st.l > 0 ? acc[d] / st.l : 0.0f;
+        }
+    });
+}
+
+}  // namespace cpu
+}  // namespace vramplan::kernels

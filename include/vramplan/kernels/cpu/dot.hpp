@@ -1,0 +1,186 @@
+// Dot products of a stored row (f32, f16, bf16, Q8_0, Q4_0) with f32 values, accumulated in f32:
+// the inner loop of matrix products and attention. AVX2/FMA/F16C versions are chosen at run time
+// when the processor has them; the portable versions use the shared block math.
+#pragma once
+
+#include <cstdint>
+
+#include "vramplan/kernels/block_math.hpp"
+
+#include "vramplan/config.hpp"
+#if VRAMPLAN_X86_SIMD
+#include <immintrin.h>
+#endif
+
+namespace vramplan::kernels::cpu {
+
+// Portable reference: element by element through the shared block math.
+template <kernel_format F>
+inline float dot_portable(const void* row, const float* x, std::uint64_t n) {
+    float acc = 0.0f;
+    for (std::uint64_t i = 0; i < n; ++i) acc += load<F>(row, i) * x[i];
+    return acc;
+}
+
+#if VRAMPLAN_X86_SIMD
+inline bool has_avx2() {
+    // Every processor with AVX2 and FMA also has F16C (Haswell, Zen); clang cannot query F16C here.
+    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return yes;
+}
+
+namespace simd {
+__attribute__((target("avx2,fma,f16c"))) inline float hsum(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
+    lo = _mm_add_ps(lo, hi);
+    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+    return _mm_cvtss_f32(lo);
+}
+
+__attribute__((target("avx2,fma,f16c"))) inline float dot_f32(const float* w, const float* x, std::uint64_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    std::uint64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+    }
+    float acc = hsum(_mm256_add_ps(a0, a1));
+    for (; i < n; ++i) acc += w[i] * x[i];
+    return acc;
+}
+
+__attribute__((target("avx2,fma,f16c"))) inline float dot_f16(const half_bits* w, const float* x, std::uint64_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    std::uint64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i)));
+        const __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i + 8)));
+        a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), a1);
+    }
+    float acc = hsum(_mm256_add_ps(a0, a1));
+    for (; i < n; ++i) acc += to_float(w[i]) * x[i];
+    return acc;
+}
+
+__attribute__((target("avx2,fma,f16c"))) inline __m256 cvt8(__m128i bytes8) {  // 8 int8 -> 8 floats
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes8));
+}
+
+__attribute__((target("avx2,fma,f16c"))) inline float dot_q8_0(const blocks::q8_0* w, const float* x, std::uint64_t n) {
+    __m256 acc = _mm256_setzero_ps();
+    for (std::uint64_t b = 0; b < n / 32; ++b, x += 32) {
+        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
+        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs + 16));
+        __m256 s = _mm256_mul_ps(cvt8(q0), _mm256_loadu_ps(x));
+        s = _mm256_fmadd_ps(cvt8(_mm_srli_si128(q0, 8)), _mm256_loadu_ps(x + 8), s);
+        s = _mm256_fmadd_ps(cvt8(q1), _mm256_loadu_ps(x + 16), s);
+        s = _mm256_fmadd_ps(cvt8(_mm_srli_si128(q1, 8)), _mm256_loadu_ps(x + 24), s);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(to_float(w[b].d)), s, acc);
+    }
+    return hsum(acc);
+}
+
+__attribute__((target("avx2,fma,f16c"))) inline float dot_q4_0(const blocks::q4_0* w, const float* x, std::uint64_t n) {
+    __m256 acc = _mm256_setzero_ps();
+    const __m128i low = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    for (std::uint64_t b = 0; b < n / 32; ++b, x += 32) {
+        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(packed, low), eight);                     // elements 0..15
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(packed, 4), low), eight);  // elements 16..31
+        __m256 s = _mm256_mul_ps(cvt8(lo), _mm256_loadu_ps(x));
+        s = _mm256_fmadd_ps(cvt8(_mm_srli_si128(lo, 8)), _mm256_loadu_ps(x + 8), s);
+        s = _mm256_fmadd_ps(cvt8(hi), _mm256_loadu_ps(x + 16), s);
+        s = _mm256_fmadd_ps(cvt8(_mm_srli_si128(hi, 8)), _mm256_loadu_ps(x + 24), s);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(to_float(w[b].d)), s, acc);
+    }
+    return hsum(acc);
+}
+
+// y += a * row, for the V side of attention.
+__attribute__((target("avx2,fma,f16c"))) inline void axpy_f16(float a, const half_bits* v, float* y, std::uint64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    std::uint64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))), _mm256_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] += a * to_float(v[i]);
+}
+__attribute__((target("avx2,fma,f16c"))) inline void axpy_q8_0(float a, const blocks::q8_0* v, float* y, std::uint64_t n) {
+    for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
+        const __m256 d = _mm256_set1_ps(a * to_float(v[b].d));
+        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs));
+        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs + 16));
+        _mm256_storeu_ps(y, _mm256_fmadd_ps(d, cvt8(q0), _mm256_loadu_ps(y)));
+        _mm256_storeu_ps(y + 8, _mm256_fmadd_ps(d, cvt8(_mm_srli_si128(q0, 8)), _mm256_loadu_ps(y + 8)));
+        _mm256_storeu_ps(y + 16, _mm256_fmadd_ps(d, cvt8(q1), _mm256_loadu_ps(y + 16)));
+        _mm256_storeu_ps(y + 24, _mm256_fmadd_ps(d, cvt8(_mm_srli_si128(q1, 8)), _mm256_loadu_ps(y + 24)));
+    }
+}
+__attribute__((target("avx2,fma,f16c"))) inline void axpy_q4_0(float a, const blocks::q4_0* v, float* y, std::uint64_t n) {
+    const __m128i low = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
+        const __m256 d = _mm256_set1_ps(a * to_float(v[b].d));
+        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs));
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(packed, low), eight);
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(packed, 4), low), eight);
+        _mm256_storeu_ps(y, _mm256_fmadd_ps(d, cvt8(lo), _mm256_loadu_ps(y)));
+        _mm256_storeu_ps(y + 8, _mm256_fmadd_ps(d, cvt8(_mm_srli_si128(lo, 8)), _mm256_loadu_ps(y + 8)));
+        _mm256_storeu_ps(y + 16, _mm256_fmadd_ps(d, cvt8(hi), _mm256_loadu_ps(y + 16)));
+        _mm256_storeu_ps(y + 24, _mm256_fmadd_ps(d, cvt8(_mm_srli_si128(hi, 8)), _mm256_loadu_ps(y + 24)));
+    }
+}
+}  // namespace simd
+#else
+inline bool has_avx2() { return false; }
+#endif
+
+// row . x over n elements (n a multiple of the format's block).
+template <kernel_format F>
+inline float dot(const void* row, const float* x, std::uint64_t n) {
+#if VRAMPLAN_X86_SIMD
+    if (has_avx2()) {
+        if constexpr (F == kernel_format::f32) return simd::dot_f32(static_cast<const float*>(row), x, n);
+        if constexpr (F == kernel_format::f16) return simd::dot_f16(static_cast<const half_bits*>(row), x, n);
+        if constexpr (F == kernel_format::q8_0) return simd::dot_q8_0(static_cast<const blocks::q8_0*>(row), x, n);
+        if constexpr (F == kernel_format::q4_0) return simd::dot_q4_0(static_cast<const blocks::q4_0*>(row), x, n);
+    }
+#endif
+    return dot_portable<F>(row, x, n);
+}
+
+// y += a * row over n elements.
+template <kernel_format F>
+inline void axpy(float a, const void* row, float* y, std::uint64_t n) {
+#if VRAMPLAN_X86_SIMD
+    if (has_avx2()) {
+        if constexpr (F == kernel_format::f16) return simd::axpy_f16(a, static_cast<const half_bits*>(row), y, n);
+        if constexpr (F == kernel_format::q8_0) return simd::axpy_q8_0(a, static_cast<const blocks::q8_0*>(row), y, n);
+        if constexpr (F == kernel_format::q4_0) return simd::axpy_q4_0(a, static_cast<const blocks::q4_0*>(row), y, n);
+    }
+#endif
+    for (std::uint64_t i = 0; i < n; ++i) y[i] += a * load<F>(row, i);
+}
+
+// Pointer to element `start` of a row, when it begins a block.
+template <kernel_format F>
+inline const void* advance(const void* row, std::uint64_t start) {
+    return static_cast<const std::uint8_t*>(row) + start / block_size(F) * block_bytes(F);
+}
+
+// The same over elements [start, start + n) of a row: whole blocks take the fast path; a range
+// that cuts blocks (heads narrower than a block) goes element by element.
+template <kernel_format F>
+inline float dot_range(const void* row, std::uint64_t start, const float* x, std::uint64_t n) {
+    if (start % block_size(F) == 0 && n % block_size(F) == 0) return dot<F>(advance<F>(row, start), x, n);
+    float acc = 0.0f;
+    for (std::uint64_t i = 0; i < n; ++i) acc += load<F>(row, start + i) * x[i];
+    return acc;
+}
+template <kernel_format F>
+inline void axpy_range(float a, const void* row, std::uint64_t start, float* y, std::uint64_t n) {
+    if (start % block_size(F) == 0 && n % block_size(F) == 0) return axpy<F>(a, advance<F>(row, start), y, n);
+    for (std::uint64_t i = 0; i < n; ++i) y[i] += a * load<F>(row, start + i);
+}
+
+}  // namespace vramplan::kernels::cpu

@@ -1,0 +1,98 @@
+// A fixed set of worker threads for the CPU kernels. parallel_for hands each thread a contiguous
+// share of [0, n) and waits; it allocates nothing, so a decode step stays allocation-free.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace vramplan::kernels::cpu {
+
+class thread_pool {
+public:
+    explicit thread_pool(unsigned threads = std::max(1u, std::thread::hardware_concurrency())) : n_(std::max(1u, threads)) {
+        for (unsigned t = 1; t < n_; ++t) workers_.emplace_back([this, t] { run(t); });
+    }
+    ~thread_pool() {
+        {
+            std::lock_guard lock(mu_);
+            stop_ = true;
+            ++generation_;
+        }
+        cv_.notify_all();
+        for (auto& w : workers_) w.join();
+    }
+    thread_pool(const thread_pool&) = delete;
+    thread_pool& operator=(const thread_pool&) = delete;
+
+    unsigned size() const { return n_; }
+
+    // fn(begin, end) over contiguous shares of [0, n); the calling thread takes the first share.
+    template <class Fn>
+    void parallel_for(std::uint64_t n, Fn&& fn) {
+        if (n_ == 1 || n < 2) {
+            fn(std::uint64_t{0}, n);
+            return;
+        }
+        auto thunk = [](void* ctx, std::uint64_t b, std::uint64_t e) { (*static_cast<Fn*>(ctx))(b, e); };
+        {
+            std::lock_guard lock(mu_);
+            task_ = thunk;
+            ctx_ = &fn;
+            total_ = n;
+            pending_ = n_ - 1;
+            ++generation_;
+        }
+        cv_.notify_all();
+        const auto [b, e] = share(0, n);
+        fn(b, e);
+        std::unique_lock lock(mu_);
+        done_cv_.wait(lock, [&] { return pending_ == 0; });
+    }
+
+private:
+    std::pair<std::uint64_t, std::uint64_t> share(unsigned t, std::uint64_t n) const {
+        return {n * t / n_, n * (t + 1) / n_};
+    }
+    void run(unsigned t) {
+        std::uint64_t seen = 0;
+        for (;;) {
+            void (*task)(void*, std::uint64_t, std::uint64_t);
+            void* ctx;
+            std::uint64_t n;
+            {
+                std::unique_lock lock(mu_);
+                cv_.wait(lock, [&] { return generation_ != seen; });
+                seen = generation_;
+                if (stop_) return;
+                task = task_;
+                ctx = ctx_;
+                n = total_;
+            }
+            const auto [b, e] = share(t, n);
+            if (b < e) task(ctx, b, e);
+            {
+                std::lock_guard lock(mu_);
+                --pending_;
+            }
+            done_cv_.notify_one();
+        }
+    }
+
+    unsigned n_;
+    std::vector<std::thread> workers_;
+    std::mutex mu_;
+    std::condition_variable cv_, done_cv_;
+    void (*task_)(void*, std::uint64_t, std::uint64_t) = nullptr;
+    void* ctx_ = nullptr;
+    std::uint64_t total_ = 0;
+    unsigned pending_ = 0;
+    std::uint64_t generation_ = 0;
+    bool stop_ = false;
+};
+
+}  // namespace vramplan::kernels::cpu

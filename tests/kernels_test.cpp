@@ -1,0 +1,314 @@
+// Every CPU kernel against a naive double-precision reference on random data. Tolerances: the
+// kernels accumulate in f32, so a sum of n products carries a relative error of order n * 2^-24;
+// we allow 1e-5 * n * sum|terms| plus a small absolute floor. Quantization error itself is checked
+// separately against its bound (half a quantization step).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include "vramplan/io/gguf_reader.hpp"
+#include "vramplan/kernels/cpu/dispatch.hpp"
+#include "vramplan/kernels/cpu/elementwise.hpp"
+
+using namespace vramplan;
+using namespace vramplan::kernels;
+
+namespace {
+
+std::vector<float> random_values(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(rng);
+    return v;
+}
+
+// A row of n values stored in format F, and its exact dequantized values.
+struct stored_row {
+    std::vector<std::uint8_t> bytes;
+    std::vector<double> values;
+};
+
+template <kernel_format F>
+stored_row store(const std::vector<float>& x) {
+    stored_row r;
+    r.bytes.resize(kernel_row_bytes(F, x.size()));
+    store_row<F>(x.data(), r.bytes.data(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) r.values.push_back(load<F>(r.bytes.data(), i));
+    return r;
+}
+
+double tolerance(std::size_t n, double magnitude) { return 1e-5 * static_cast<double>(n) * magnitude + 1e-6; }
+
+template <kernel_format F>
+void check_dot(std::size_t n, std::uint64_t seed) {
+    const auto w = random_values(n, seed), x = random_values(n, seed + 1);
+    const auto r = store<F>(w);
+    double ref = 0, mag = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        ref += r.values[i] * x[i];
+        mag += std::fabs(r.values[i] * x[i]);
+    }
+    CAPTURE(kernel_format_name(F));
+    CAPTURE(n);
+    CHECK(std::fabs(cpu::dot<F>(r.bytes.data(), x.data(), n) - ref) <= tolerance(n, mag));
+    CHECK(std::fabs(cpu::dot_portable<F>(r.bytes.data(), x.data(), n) - ref) <= tolerance(n, mag));
+    std::vector<float> y(n, 0.5f);
+    cpu::axpy<F>(0.25f, r.bytes.data(), y.data(), n);
+    for (std::size_t i = 0; i < n; i += 7) CHECK(std::fabs(y[i] - (0.5 + 0.25 * r.values[i])) <= 1e-6 * (1 + std::fabs(r.values[i])));
+}
+
+}  // namespace
+
+TEST_CASE("Q8_0 and Q4_0 quantization stays within half a step") {
+    const auto x = random_values(32 * 64, 7);
+    const auto q8 = store<kernel_format::q8_0>(x);
+    const auto q4 = store<kernel_format::q4_0>(x);
+    for (std::size_t b = 0; b < 64; ++b) {
+        double amax = 0, signed_max = 0;
+        for (int j = 0; j < 32; ++j)
+            if (std::fabs(x[b * 32 + j]) > amax) {
+                amax = std::fabs(x[b * 32 + j]);
+                signed_max = x[b * 32 + j];
+            }
+        for (int j = 0; j < 32; ++j) {
+            const std::size_t i = b * 32 + j;
+            // Steps are amax/127 and amax/8; the fp16 scale adds a relative 2^-11. Q4_0's range
+            // [-8, 7] steps clips the side opposite the block's largest value by up to one step.
+            CHECK(std::fabs(q8.values[i] - x[i]) <= amax / 127 * 0.5 + amax * 1e-3);
+            const bool clipped_side = (x[i] > 0) != (signed_max > 0);
+            CHECK(std::fabs(q4.values[i] - x[i]) <= amax / 8 * (clipped_side ? 1.0 : 0.5) + amax * 1e-3);
+        }
+    }
+    // Zero blocks stay zero; the largest-magnitude value of a Q4_0 block is exact up to the fp16 scale.
+    std::vector<float> z(32, 0.0f);
+    CHECK(store<kernel_format::q4_0>(z).values == std::vector<double>(32, 0.0));
+    std::vector<float> one(32, 0.0f);
+    one[5] = -3.0f;
+    CHECK(store<kernel_format::q4_0>(one).values[5] == doctest::Approx(-3.0));
+}
+
+TEST_CASE("quantizers are bit-exact with llama.cpp's on the stories260K files") {
+    const std::string dir = std::string(VRAMPLAN_SHARED_DIR) + "/models/";
+    if (!std::filesystem::exists(dir + "stories260K.gguf")) {
+        MESSAGE("../shared/models absent: skipped");
+        return;
+    }
+    const auto f32 = io::gguf_file::open(dir + "stories260K.gguf");
+    for (auto [file, tensor, fmt] : {std::tuple{"stories260K-q8_0.gguf", "blk.2.ffn_up.weight", kernel_format::q8_0},
+                                     std::tuple{"stories260K-q4_0.gguf", "blk.2.ffn_up.weight", kernel_format::q4_0},
+                                     std::tuple{"stories260K-q4_0.gguf", "output.weight", kernel_format::q8_0}}) {
+        CAPTURE(file);
+        const auto q = io::gguf_file::open(dir + file);
+        const auto* src = f32.find_tensor(tensor);
+        const auto* dst = q.find_tensor(tensor);
+        std::vector<float> x(src->elements());
+        f32.read_tensor(*src, x.data());
+        std::vector<std::uint8_t> expected(dst->bytes), ours(dst->bytes);
+        q.read_tensor(*dst, expected.data());
+        if (fmt == kernel_format::q8_0) store_row<kernel_format::q8_0>(x.data(), ours.data(), x.size());
+        else store_row<kernel_format::q4_0>(x.data(), ours.data(), x.size());
+        CHECK(ours == expected);
+    }
+}
+
+TEST_CASE("dot products of every format against a double reference") {
+    for (std::size_t n : {32, 96, 128, 4096}) {
+        check_dot<kernel_format::q8_0>(n, n);
+        check_dot<kernel_format::q4_0>(n, n + 1);
+    }
+    for (std::size_t n : {1, 7, 37, 172, 4096}) {  // rows that are not a multiple of 32
+        check_dot<kernel_format::f32>(n, n + 2);
+        check_dot<kernel_format::f16>(n, n + 3);
+        check_dot<kernel_format::bf16>(n, n + 4);
+    }
+}
+
+TEST_CASE("matrix products against a double reference") {
+    cpu::thread_pool pool(2);
+    for (auto [fmt, rows, cols] : {std::tuple{kernel_format::f32, 37, 172}, std::tuple{kernel_format::f16, 64, 172},
+                                   std::tuple{kernel_format::bf16, 5, 33}, std::tuple{kernel_format::q8_0, 45, 96},
+                                   std::tuple{kernel_format::q4_0, 130, 256}}) {
+        for (std::uint64_t tokens : {1, 3}) {
+            CAPTURE(kernel_format_name(fmt));
+            const auto w = random_values(rows * cols, rows);
+            std::vector<std::uint8_t> stored(kernel_row_bytes(fmt, cols) * rows);
+            std::vector<double> wv(rows * cols);
+            for (int r = 0; r < rows; ++r) {
+                void* row = stored.data() + r * kernel_row_bytes(fmt, cols);
+                const float* src = w.data() + r * cols;
+                switch (fmt) {
+                    case kernel_format::f32: store_row<kernel_format::f32>(src, row, cols); break;
+                    case kernel_format::f16: store_row<kernel_format::f16>(src, row, cols); break;
+                    case kernel_format::bf16: store_row<kernel_format::bf16>(src, row, cols); break;
+                    case kernel_format::q8_0: store_row<kernel_format::q8_0>(src, row, cols); break;
+                    case kernel_format::q4_0: store_row<kernel_format::q4_0>(src, row, cols); break;
+                }
+                for (int c = 0; c < cols; ++c) {
+                    switch (fmt) {
+                        case kernel_format::f32: wv[r * cols + c] = load<kernel_format::f32>(row, c); break;
+                        case kernel_format::f16: wv[r * cols + c] = load<kernel_format::f16>(row, c); break;
+                        case kernel_format::bf16: wv[r * cols + c] = load<kernel_format::bf16>(row, c); break;
+                        case kernel_format::q8_0: wv[r * cols + c] = load<kernel_format::q8_0>(row, c); break;
+                        case kernel_format::q4_0: wv[r * cols + c] = load<kernel_format::q4_0>(row, c); break;
+                    }
+                }
+            }
+            const auto x = random_values(tokens * cols, 99);
+            std::vector<float> y(tokens * rows);
+            cpu::find_matmul(fmt)(cpu::weight_view{fmt, stored.data(), static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)}, x.data(),
+                                  y.data(), tokens, pool);
+            for (std::uint64_t t = 0; t < tokens; ++t)
+                for (int r = 0; r < rows; ++r) {
+                    double ref = 0, mag = 0;
+                    for (int c = 0; c < cols; ++c) {
+                        ref += wv[r * cols + c] * x[t * cols + c];
+                        mag += std::fabs(wv[r * cols + c] * x[t * cols + c]);
+                    }
+                    REQUIRE(std::fabs(y[t * rows + r] - ref) <= tolerance(cols, mag));
+                }
+        }
+    }
+}
+
+namespace {
+// Naive causal attention in double over the cache as stored (dequantized), every score materialized.
+std::vector<double> reference_attention(const attention_args& a, kernel_format kv) {
+    std::vector<double> out(a.tokens * a.n_head * a.head_dim, 0.0);
+    const std::uint64_t row_bytes = kernel_row_bytes(kv, a.kv_dim());
+    auto at = [&](const void* cache, std::uint64_t row, std::uint64_t i) -> double {
+        const void* p = static_cast<const std::uint8_t*>(cache) + row * row_bytes;
+        switch (kv) {
+            case kernel_format::f32: return load<kernel_format::f32>(p, i);
+            case kernel_format::f16: return load<kernel_format::f16>(p, i);
+            case kernel_format::q8_0: return load<kernel_format::q8_0>(p, i);
+            case kernel_format::q4_0: return load<kernel_format::q4_0>(p, i);
+            default: return 0;
+        }
+    };
+    const std::uint64_t group = a.n_head / a.n_head_kv;
+    for (std::uint64_t t = 0; t < a.tokens; ++t)
+        for (std::uint64_t h = 0; h < a.n_head; ++h) {
+            const std::uint64_t g = h / group, keys = a.pos[t] + 1;
+            const std::uint64_t base = (a.seq ? a.seq[t] : 0) * a.context;
+            std::vector<double> s(keys);
+            double m = -1e300;
+            for (std::uint64_t p = 0; p < keys; ++p) {
+                double dotp = 0;
+                for (std::uint64_t d = 0; d < a.head_dim; ++d) dotp += a.q[(t * a.n_head + h) * a.head_dim + d] * at(a.k, base + p, g * a.head_dim + d);
+                s[p] = dotp * a.scale;
+                m = std::max(m, s[p]);
+            }
+            double l = 0;
+            for (auto& x : s) l += (x = std::exp(x - m));
+            for (std::uint64_t p = 0; p < keys; ++p)
+                for (std::uint64_t d = 0; d < a.head_dim; ++d)
+                    out[(t * a.n_head + h) * a.head_dim + d] += s[p] / l * at(a.v, base + p, g * a.head_dim + d);
+        }
+    return out;
+}
+
+void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv, std::uint64_t context,
+                     std::uint64_t tokens, std::uint64_t max_splits, cpu::thread_pool& pool) {
+    CAPTURE(kernel_format_name(kv));
+    CAPTURE(head_dim);
+    CAPTURE(n_head / n_head_kv);
+    CAPTURE(context);
+    CAPTURE(tokens);
+    const std::uint64_t kv_dim = n_head_kv * head_dim;
+    const std::uint64_t row_bytes = kernel_row_bytes(kv, kv_dim);
+    std::vector<std::uint8_t> k(row_bytes * context), v(row_bytes * context);
+    // Fill the cache through the KV-append kernel, one position per row.
+    const auto kf = random_values(context * kv_dim, context + head_dim), vf = random_values(context * kv_dim, context * 3 + head_dim);
+    std::vector<std::int32_t> all_pos(context);
+    for (std::uint64_t p = 0; p < context; ++p) all_pos[p] = static_cast<std::int32_t>(p);
+    cpu::find_kv_append(kv)(kf.data(), vf.data(), all_pos.data(), nullptr, context, kv_dim, context, k.data(), v.data());
+    // The last `tokens` positions query (prefill of a chunk, or decode when tokens == 1).
+    attention_args a;
+    a.tokens = tokens;
+    a.n_head = n_head;
+    a.n_head_kv = n_head_kv;
+    a.head_dim = head_dim;
+    a.context = context;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    const auto q = random_values(tokens * n_head * head_dim, 5 + tokens, 2.0f);
+    a.q = q.data();
+    a.pos = all_pos.data() + (context - tokens);
+    a.k = k.data();
+    a.v = v.data();
+    std::vector<float> out(tokens * n_head * head_dim);
+    a.out = out.data();
+    a.max_splits = max_splits;
+    a.workspace_rows = tokens * max_splits;
+    std::vector<float> ws(a.workspace_rows * n_head * (head_dim + 2));
+    a.workspace = ws.data();
+    cpu::find_attention(kv, head_dim)(a, pool);
+    const auto ref = reference_attention(a, kv);
+    double worst = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
+    // Outputs are convex combinations of V values of magnitude ~1: f32 softmax arithmetic over up
+    // to 4097 keys stays well within 2e-5.
+    CHECK(worst <= 2e-5);
+}
+}  // namespace
+
+TEST_CASE("fused attention against naive attention: head dims 8 and 128, GQA 1 to 8, contexts 1 and 4097") {
+    cpu::thread_pool pool(2);
+    for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0, kernel_format::f32}) {
+        for (std::uint64_t group : {1, 2, 4, 8}) check_attention(kv, 128, 8, 8 / group, 300, 1, 4, pool);
+        check_attention(kv, 8, 8, 4, 64, 5, 1, pool);       // stories260K's shape; Q8_0/Q4_0 blocks span heads
+        check_attention(kv, 128, 4, 1, 1, 1, 32, pool);     // a single key: MQA
+        check_attention(kv, 64, 4, 2, 4097, 1, 32, pool);   // long decode, split along the context
+        check_attention(kv, 64, 4, 2, 97, 16, 1, pool);     // prefill chunk
+    }
+    CHECK_THROWS_WITH_AS(cpu::find_attention(kernel_format::q8_0, 100), doctest::Contains("no fused attention kernel for head_dim 100"), error);
+    CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);
+}
+
+TEST_CASE("RMSNorm, RoPE, SwiGLU, residual add, softmax and argmax against double references") {
+    const std::size_t n = 172;
+    const auto x = random_values(2 * n, 1), w = random_values(n, 2);
+    std::vector<float> y(2 * n);
+    cpu::rms_norm(x.data(), w.data(), y.data(), 2, n, 1e-5f);
+    for (int r = 0; r < 2; ++r) {
+        double ss = 0;
+        for (std::size_t i = 0; i < n; ++i) ss += double(x[r * n + i]) * x[r * n + i];
+        const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
+        for (std::size_t i = 0; i < n; ++i) CHECK(y[r * n + i] == doctest::Approx(x[r * n + i] * scale * w[i]).epsilon(1e-5));
+    }
+    // RoPE: pair i of a head at position p turns by p * base^(-2i/d).
+    auto q = random_values(2 * 3 * 8, 3);
+    const auto q0 = q;
+    const std::int32_t pos[2] = {0, 37};
+    cpu::rope(q.data(), 2, 3, 8, pos, 10000.0f);
+    for (int t = 0; t < 2; ++t)
+        for (int h = 0; h < 3; ++h)
+            for (int i = 0; i < 4; ++i) {
+                const double theta = pos[t] * std::pow(10000.0, -2.0 * i / 8);
+                const std::size_t at = (t * 3 + h) * 8 + 2 * i;
+                CHECK(q[at] == doctest::Approx(q0[at] * std::cos(theta) - q0[at + 1] * std::sin(theta)).epsilon(1e-4));
+                CHECK(q[at + 1] == doctest::Approx(q0[at] * std::sin(theta) + q0[at + 1] * std::cos(theta)).epsilon(1e-4));
+            }
+    auto g = random_values(n, 4);
+    const auto g0 = g, u = random_values(n, 5);
+    cpu::swiglu(g.data(), u.data(), n);
+    for (std::size_t i = 0; i < n; ++i) CHECK(g[i] == doctest::Approx(g0[i] / (1 + std::exp(-double(g0[i]))) * u[i]).epsilon(1e-5));
+    auto s = random_values(n, 6, 5.0f);
+    const auto s0 = s;
+    cpu::add(s.data(), u.data(), n);
+    CHECK(s[7] == doctest::Approx(s0[7] + u[7]));
+    const std::uint64_t best = cpu::argmax(s0.data(), n);
+    for (std::size_t i = 0; i < n; ++i) CHECK(s0[i] <= s0[best]);
+    s = s0;
+    cpu::softmax(s.data(), n);
+    double sum = 0, denom = 0;
+    for (auto v : s0) denom += std::exp(double(v) - s0[best]);
+    for (std::size_t i = 0; i < n; ++i) {
+        sum += s[i];
+        CHECK(s[i] == doctest::Approx(std::exp(double(s0[i]) - s0[best]) / denom).epsilon(1e-5));
+    }
+    CHECK(sum == doctest::Approx(1.0));
+}
