@@ -95,6 +95,11 @@ constexpr std::array<activation_buffer, 2> head_activations(const decoder_shape&
 
 inline constexpr std::size_t n_activation_buffers = 16;
 
+// Positions in forward_activations(): how the runtime finds each buffer without string look-ups.
+enum class act : std::uint8_t {
+    tokens, positions, residual, attn_in, q, k, v, attn_scratch, attn_out, attn_proj, ffn_in, gate, up, ffn_proj, out_in, logits,
+};
+
 constexpr std::array<activation_buffer, n_activation_buffers> forward_activations(const model_desc& m, const limits& lim) {
     std::array<activation_buffer, n_activation_buffers> all{};
     std::size_t i = 0;

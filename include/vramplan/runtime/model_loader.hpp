@@ -1,0 +1,45 @@
+// Loads a GGUF file's tensors straight into their planned slots: one read per tensor. Slots in
+// memory the host can address (the host tier, or every tier of the CPU backend) are read into
+// directly; device slots go through one load-time bounce buffer, freed before inference starts.
+#pragma once
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vramplan/io/gguf_reader.hpp"
+#include "vramplan/runtime/arena.hpp"
+
+namespace vramplan::runtime {
+
+// progress(done, total) is called after each tensor.
+template <class Backend>
+void load_weights(const io::gguf_file& file, arena<Backend>& a, const std::function<void(std::size_t, std::size_t)>& progress = {}) {
+    const auto& all = a.buffers();
+    std::size_t total = 0, done = 0;
+    for (const auto& b : all) total += b.kind == buffer_kind::weights;
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(file.path().c_str(), "rb"), &std::fclose);
+    if (!f) throw error("cannot open '" + file.path() + "' for reading");
+    std::vector<std::byte> bounce;
+    for (const auto& b : all) {
+        if (b.kind != buffer_kind::weights) continue;
+        const io::gguf_tensor_info* t = file.find_tensor(b.name);
+        if (!t) throw error("the model file has no tensor '" + b.name + "' that the plan expects");
+        if (t->bytes != b.bytes || !(t->fmt == b.fmt))
+            throw error("tensor '" + b.name + "' in the file (" + name(t->fmt) + ", " + std::to_string(t->bytes) + " bytes) differs from the plan (" + name(b.fmt) +
+                        ", " + std::to_string(b.bytes) + " bytes)");
+        std::byte* dst = a.base(b.where) + b.offset;
+        if (b.where == tier::host || Backend::device_is_host_memory) {
+            file.read_tensor(f.get(), *t, dst);
+        } else {
+            bounce.resize(static_cast<std::size_t>(t->bytes));
+            file.read_tensor(f.get(), *t, bounce.data());
+            a.backend().upload(dst, bounce.data(), t->bytes);
+        }
+        if (progress) progress(++done, total);
+    }
+}
+
+}  // namespace vramplan::runtime
