@@ -1,0 +1,248 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <vector>
+
+#include "test_model.hpp"
+#include "vramplan/io/gguf_model.hpp"
+#include "vramplan/io/tokenizer.hpp"
+#include "vramplan/model/presets.hpp"
+#include "vramplan/plan/fits.hpp"
+#include "vramplan/runtime/arena.hpp"
+#include "vramplan/runtime/cpu_backend.hpp"
+#include "vramplan/runtime/cpu_llama.hpp"
+#include "vramplan/runtime/model_loader.hpp"
+
+using namespace vramplan;
+using runtime::cpu_backend;
+
+namespace {
+
+const std::string shared_models = std::string(VRAMPLAN_SHARED_DIR) + "/models/";
+
+std::string temp_file(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+// A backend that counts its allocations, to prove one per tier.
+struct counting_backend : cpu_backend {
+    using cpu_backend::cpu_backend;
+    int allocations = 0;
+    void* allocate(tier t, std::uint64_t n) {
+        ++allocations;
+        return cpu_backend::allocate(t, n);
+    }
+};
+
+struct run_result {
+    std::vector<std::vector<float>> logits;  // one row per position
+    std::uint64_t streamed_copies = 0;
+    std::uint64_t gpu_layers = 0;
+};
+
+// Prefill `prefill` tokens in one pass (all logits), then decode the rest one at a time.
+run_result run(const std::string& path, const std::vector<std::int32_t>& tokens, std::size_t prefill, std::uint64_t device_budget, format kv) {
+    const auto file = io::gguf_file::open(path);
+    model_desc m = io::describe(file, "test");
+    m.kv = kv;
+    const limits lim{.context = 64, .batch = 1, .ubatch = 8, .all_logits = true};
+    const target_desc t{"cpu", device_budget, 0};
+    const plan p = plan_auto_offload(m, t, lim);
+    cpu_backend backend(device_budget);
+    runtime::arena<cpu_backend> a(p, backend);
+    runtime::load_weights(file, a);
+    kernels::cpu::thread_pool pool(2);
+    runtime::cpu_llama<cpu_backend> llm(a, pool);
+    run_result r;
+    r.gpu_layers = p.gpu_layers;
+    std::vector<std::int32_t> pos(tokens.size());
+    for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
+    const float* lg = llm.forward(std::span(tokens.data(), prefill), std::span(pos.data(), prefill), true);
+    for (std::size_t t = 0; t < prefill; ++t) r.logits.emplace_back(lg + t * m.shape.n_vocab, lg + (t + 1) * m.shape.n_vocab);
+    for (std::size_t t = prefill; t < tokens.size(); ++t) {
+        lg = llm.forward(std::span(tokens.data() + t, 1), std::span(pos.data() + t, 1));
+        r.logits.emplace_back(lg, lg + m.shape.n_vocab);
+    }
+    r.streamed_copies = llm.streamer().copies();
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("the forward pass matches a naive double-precision Llama for F32, F16, Q8_0 and Q4_0 weights") {
+    const std::vector<std::int32_t> tokens{1, 17, 5, 63, 22, 9, 40, 2, 31};
+    for (format_id w : {format_id::f32, format_id::f16, format_id::q8_0, format_id::q4_0}) {
+        CAPTURE(name(format{w}));
+        test_model::spec s;
+        s.weights = format{w};
+        const std::string path = temp_file("vramplan_forward_" + name(format{w}) + ".gguf");
+        const auto weights = test_model::write(path, s);
+        const auto ref = test_model::reference_logits(weights, tokens);
+        const auto got = run(path, tokens, 6, 1ull << 30, format{format_id::f32});
+        REQUIRE(got.logits.size() == tokens.size());
+        double worst = 0, scale = 0;
+        for (std::size_t t = 0; t < tokens.size(); ++t)
+            for (std::size_t v = 0; v < s.vocab; ++v) {
+                worst = std::max(worst, std::fabs(got.logits[t][v] - ref[t][v]));
+                scale = std::max(scale, std::fabs(ref[t][v]));
+            }
+        // The only difference is f32 against double arithmetic over three layers.
+        CHECK(worst <= 1e-4 * (1 + scale));
+        std::filesystem::remove(path);
+    }
+}
+
+TEST_CASE("a quantized KV cache stays close to the f32 one") {
+    test_model::spec s;
+    const std::string path = temp_file("vramplan_kv.gguf");
+    const auto weights = test_model::write(path, s, 7);
+    const std::vector<std::int32_t> tokens{3, 8, 13, 21, 34, 55};
+    const auto ref = run(path, tokens, 3, 1ull << 30, format{format_id::f32});
+    // Bounds relative to the largest logit: per element the formats round by at most 2^-11 (f16),
+    // 1/254 (q8_0) and 1/16 (q4_0) of the block's largest value; three layers of attention and
+    // MLP amplify that about sixfold on this random model.
+    for (auto [kv, tol] : {std::pair{format_id::f16, 0.002}, std::pair{format_id::q8_0, 0.03}, std::pair{format_id::q4_0, 0.4}}) {
+        CAPTURE(name(format{kv}));
+        const auto got = run(path, tokens, 3, 1ull << 30, format{kv});
+        double worst = 0, range = 0;
+        for (std::size_t t = 0; t < tokens.size(); ++t)
+            for (std::size_t v = 0; v < s.vocab; ++v) {
+                worst = std::max(worst, std::fabs(double(got.logits[t][v]) - ref.logits[t][v]));
+                range = std::max(range, std::fabs(double(ref.logits[t][v])));
+            }
+        CHECK(worst <= tol * range);
+    }
+    std::filesystem::remove(path);
+}
+
+TEST_CASE("streaming most layers through staging gives exactly the resident results") {
+    test_model::spec s;
+    s.weights = format{format_id::q8_0};
+    s.layers = 5;
+    const std::string path = temp_file("vramplan_offload.gguf");
+    test_model::write(path, s, 9);
+    const std::vector<std::int32_t> tokens{4, 44, 12, 7, 60, 1, 9};
+    const auto resident = run(path, tokens, 4, 1ull << 30, format{format_id::f16});
+    CHECK(resident.gpu_layers == 5);
+    CHECK(resident.streamed_copies == 0);
+    // Budget for the head, KV, activations, staging and one resident layer.
+    const auto file = io::gguf_file::open(path);
+    model_desc m = io::describe(file, "test");
+    const plan full = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8, .all_logits = true});
+    std::uint64_t budget = 0;
+    needed_by_gpu_layers(full, [&](std::uint64_t g, std::uint64_t need) {
+        if (g == 1) budget = need;
+    });
+    const auto streamed = run(path, tokens, 4, budget, format{format_id::f16});
+    CHECK(streamed.gpu_layers == 1);
+    CHECK(streamed.streamed_copies >= 4 * 4);  // 4 streamed layers in each of 4 passes
+    CHECK(streamed.logits == resident.logits);   // bit for bit
+    std::filesystem::remove(path);
+}
+
+TEST_CASE("one allocation per tier, views at planned offsets, refusal before allocation") {
+    test_model::spec s;
+    const std::string path = temp_file("vramplan_arena.gguf");
+    test_model::write(path, s, 11);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "test");
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 32, .ubatch = 4});
+    counting_backend backend(1ull << 30);
+    {
+        runtime::arena<counting_backend> a(p, backend);
+        CHECK(backend.allocations == 2);
+        const auto byname = a.view("blk.1.attn_q.weight");
+        const auto fast = a.weight(1, tensor_role::attn_q);
+        CHECK(byname.data == fast.data);
+        CHECK(byname.bytes == 128 * 128 * 4);
+        CHECK(a.view("cache_v.2").data == a.kv(2, true).data);
+        CHECK(a.view("act.logits").data == a.activation(act::logits).data);
+        CHECK(reinterpret_cast<std::uintptr_t>(fast.data) % 256 == 0);
+        CHECK_THROWS_WITH_AS(a.view("blk.9.attn_q.weight"), doctest::Contains("no buffer named"), error);
+    }
+    cpu_backend tiny(100'000);
+    CHECK_THROWS_WITH_AS(runtime::arena<cpu_backend>(p, tiny), doctest::Contains("refusing to allocate"), error);
+    try {
+        runtime::arena<cpu_backend> a(p, tiny);
+    } catch (const error& e) {
+        const std::string msg = e.what();
+        CHECK(msg.find("device shortfall") != std::string::npos);
+        CHECK(msg.find("try:") != std::string::npos);
+        CHECK(msg.find("gpu tier") != std::string::npos);
+    }
+    std::filesystem::remove(path);
+}
+
+namespace {
+struct board {
+    static constexpr target_desc value{.name = "board", .capacity = 4ull << 20, .reserve = 0};
+};
+constexpr limits edge_limits{.context = 128, .ubatch = 16};
+using edge_model = presets::stories260k<f32, f16>;
+static_assert(fits<edge_model, board, edge_limits>);
+constexpr plan edge_plan = compile_time_plan<edge_model, board, edge_limits>;
+alignas(256) std::byte edge_memory[edge_plan.gpu.total()];  // no heap: sized at compile time
+}  // namespace
+
+TEST_CASE("an arena in a static buffer sized by the compile-time plan runs the real model") {
+    if (!std::filesystem::exists(shared_models + "stories260K.gguf")) {
+        MESSAGE("../shared/models absent: skipped");
+        return;
+    }
+    const auto file = io::gguf_file::open(shared_models + "stories260K.gguf");
+    CHECK(io::describe(file, "stories260K").shape == edge_plan.model.shape);
+    cpu_backend backend;
+    runtime::arena<cpu_backend> a(edge_plan, backend, edge_memory);
+    CHECK(a.base(tier::gpu) == edge_memory);
+    runtime::load_weights(file, a);
+    kernels::cpu::thread_pool pool(1);
+    runtime::cpu_llama<cpu_backend> llm(a, pool);
+    const std::vector<std::int32_t> prompt{1, 403, 407, 261, 378};
+    const std::vector<std::int32_t> pos{0, 1, 2, 3, 4};
+    const float* logits = llm.forward(prompt, pos);
+    CHECK(kernels::cpu::argmax(logits, 512) == 432);
+    CHECK(logits[432] == doctest::Approx(17.79887).epsilon(1e-4));  // llama.cpp's value
+    std::byte small[64];
+    CHECK_THROWS_WITH_AS(runtime::arena<cpu_backend>(edge_plan, backend, std::span(small)), doctest::Contains("buffer holds 64 bytes"), error);
+}
+
+TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens; the quantized files generate fluent text") {
+    if (!std::filesystem::exists(shared_models + "stories260K.gguf")) {
+        MESSAGE("../shared/models absent: skipped");
+        return;
+    }
+    const std::vector<std::int32_t> expected{432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337,
+                                             410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394};
+    for (const char* f : {"stories260K.gguf", "stories260K-q8_0.gguf", "stories260K-q4_0.gguf"}) {
+        CAPTURE(f);
+        const auto file = io::gguf_file::open(shared_models + f);
+        const auto tok = io::tokenizer::from_gguf(file);
+        const model_desc m = io::describe(file, f);
+        const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 128, .ubatch = 16});
+        cpu_backend backend;
+        runtime::arena<cpu_backend> a(p, backend);
+        runtime::load_weights(file, a);
+        kernels::cpu::thread_pool pool(2);
+        runtime::cpu_llama<cpu_backend> llm(a, pool);
+        std::vector<std::int32_t> ids = tok.encode("Once upon a time");
+        REQUIRE(ids == std::vector<std::int32_t>{1, 403, 407, 261, 378});
+        std::vector<std::int32_t> pos(ids.size());
+        for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
+        const float* lg = llm.forward(ids, pos);
+        std::vector<std::int32_t> out;
+        for (int i = 0; i < 32; ++i) {
+            const auto next = static_cast<std::int32_t>(kernels::cpu::argmax(lg, m.shape.n_vocab));
+            out.push_back(next);
+            const std::int32_t at = static_cast<std::int32_t>(ids.size() + i);
+            lg = llm.forward(std::span(&next, 1), std::span(&at, 1));
+        }
+        const std::string text = "Once upon a time" + tok.decode(out);
+        if (std::string(f) == "stories260K.gguf") {
+            CHECK(out == expected);
+            CHECK(text == "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw");
+        } else {
+            // Quantized weights drift from the F32 model late; the story's opening survives.
+            CHECK(std::vector<std::int32_t>(out.begin(), out.begin() + 16) == std::vector<std::int32_t>(expected.begin(), expected.begin() + 16));
+            for (char c : text) CHECK((c >= 32 && c < 127));
+        }
+    }
+}
