@@ -1,0 +1,79 @@
+// A decode step must not touch the heap: this binary replaces the global allocation functions and
+// counts calls while one step runs (forward pass, sampling) after start-up.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+
+#include "test_model.hpp"
+#include "vramplan/io/gguf_model.hpp"
+#include "vramplan/runtime/arena.hpp"
+#include "vramplan/runtime/cpu_backend.hpp"
+#include "vramplan/runtime/cpu_llama.hpp"
+#include "vramplan/runtime/model_loader.hpp"
+#include "vramplan/runtime/sampler.hpp"
+
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+    if (counting) ++allocations;
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, std::align_val_t a) {
+    if (counting) ++allocations;
+    if (void* p = std::aligned_alloc(static_cast<std::size_t>(a), (n + static_cast<std::size_t>(a) - 1) / static_cast<std::size_t>(a) * static_cast<std::size_t>(a))) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+using namespace vramplan;
+
+TEST_CASE("the allocation counter sees allocations") {
+    allocations = 0;
+    counting = true;
+    auto* p = new std::vector<int>(100);
+    counting = false;
+    delete p;
+    CHECK(allocations == 2);  // the vector object and its storage
+}
+
+TEST_CASE("a decode step allocates nothing on the host, resident or streamed") {
+    test_model::spec s;
+    s.weights = format{format_id::q4_0};
+    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_noalloc.gguf").string();
+    test_model::write(path, s, 3);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "test");
+    for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
+        plan_options o;
+        o.gpu_layers = gpu_layers;
+        const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8}, o);
+        runtime::cpu_backend backend;
+        runtime::arena<runtime::cpu_backend> a(p, backend);
+        runtime::load_weights(file, a);
+        kernels::cpu::thread_pool pool(2);
+        runtime::cpu_llama<runtime::cpu_backend> llm(a, pool);
+        runtime::sampler sample(m.shape.n_vocab, {.temperature = 0.8f, .top_k = 10, .top_p = 0.9f, .seed = 5});
+        const std::int32_t prompt[3] = {1, 2, 3}, pos[3] = {0, 1, 2};
+        std::int32_t next = sample.pick(llm.forward(prompt, pos));  // start-up: first pass
+        allocations = 0;
+        counting = true;
+        for (std::int32_t at = 3; at < 10; ++at) next = sample.pick(llm.forward(std::span(&next, 1), std::span(&at, 1)));
+        counting = false;
+        CHECK(allocations == 0);
+    }
+    std::filesystem::remove(path);
+}
