@@ -19,6 +19,7 @@
 #include "vramplan/plan/buffers.hpp"
 #include "vramplan/plan/fits.hpp"
 #include "vramplan/plan/lifetime_packer.hpp"
+#include "vramplan/plan/multi_gpu.hpp"
 #include "vramplan/plan/limits.hpp"
 #include "vramplan/plan/plan.hpp"
 #include "vramplan/target/catalog.hpp"

@@ -76,6 +76,11 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
         l.attention = attention_kernel::fused;
         add("use the fused (flash-style) attention kernel", "none: same result, no tokens x context score buffer", plan_inference(m, t, l, opt));
     }
+    // Shrinking the workload only helps a plan that does not fit yet.
+    if (base.fits()) {
+        std::stable_sort(out.begin(), out.end(), [](const advice_item& a, const advice_item& b) { return a.saved_bytes > b.saved_bytes; });
+        return out;
+    }
     if (const std::uint64_t c = max_context(m, t, lim, opt, lim.context); c > 0 && c < lim.context) {
         limits l = lim;
         l.context = c;

@@ -1,0 +1,142 @@
+// Command-line inputs shared by the examples: byte sizes, models (preset, GGUF, config.json) and
+// GPUs (catalog name or size). Each failure is a vramplan::error whose message says what is valid.
+#pragma once
+
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "vramplan/io/gguf_model.hpp"
+#include "vramplan/model/format_policy.hpp"
+#include "vramplan/model/presets.hpp"
+#include "vramplan/plan/advice.hpp"
+#include "vramplan/target/catalog.hpp"
+
+namespace vramplan::cli {
+
+// "12GiB", "12 GB", "512MiB", "4096" (bytes). Decimal units are powers of 1000, binary of 1024.
+inline std::uint64_t parse_size(const std::string& text) {
+    std::size_t i = 0;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    std::string unit = text.substr(i);
+    std::erase_if(unit, [](char c) { return c == ' '; });
+    for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string number = text.substr(0, i);
+    if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos || std::count(number.begin(), number.end(), '.') > 1)
+        throw error("invalid size '" + text + "': give a number with an optional unit, e.g. 12GiB, 8GB, 512MiB or 4096");
+    static const std::pair<const char*, double> units[] = {{"", 1},       {"b", 1},          {"kb", 1e3},        {"mb", 1e6},
+                                                           {"gb", 1e9},   {"tb", 1e12},      {"kib", 1024.0},    {"mib", 1048576.0},
+                                                           {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+    for (auto [name, factor] : units)
+        if (unit == name) {
+            const long double v = std::stold(number) * static_cast<long double>(factor);
+            if (v < 0 || v > 1.8e19L) throw error("size '" + text + "' is out of range");
+            return static_cast<std::uint64_t>(v + 0.5L);
+        }
+    throw error("unknown size unit in '" + text + "': use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB");
+}
+
+inline bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A Hugging Face config.json of a llama-family model.
+inline decoder_shape shape_from_config(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw error("cannot open '" + path + "'");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw error("'" + path + "' is not valid JSON: " + e.what());
+    }
+    const std::string type = j.value("model_type", "");
+    if (type != "llama" && type != "mistral" && type != "qwen2")
+        throw error("'" + path + "': model_type '" + type + "' is not supported; vramplan reads llama, mistral and qwen2 configs");
+    auto need = [&](const char* key) -> std::uint64_t {
+        if (!j.contains(key) || !j[key].is_number_unsigned()) throw error("'" + path + "': missing or invalid '" + key + "'");
+        return j[key].get<std::uint64_t>();
+    };
+    decoder_shape s;
+    s.n_vocab = need("vocab_size");
+    s.n_embd = need("hidden_size");
+    s.n_layer = need("num_hidden_layers");
+    s.n_head = need("num_attention_heads");
+    s.n_head_kv = j.contains("num_key_value_heads") ? need("num_key_value_heads") : s.n_head;
+    s.n_ff = need("intermediate_size");
+    s.head_dim = j.contains("head_dim") && !j["head_dim"].is_null() ? need("head_dim") : (s.n_head ? s.n_embd / s.n_head : 0);
+    s.tied_output = j.value("tie_word_embeddings", false);
+    s.qkv_bias = type == "qwen2" || j.value("attention_bias", false);
+    s.rope_base = j.value("rope_theta", 10000.0f);
+    s.norm_eps = j.value("rms_norm_eps", 1e-5f);
+    validate(s);
+    return s;
+}
+
+// Names outlive every description that views them (model_desc holds a string_view).
+inline std::string_view intern(const std::string& s) {
+    static std::set<std::string> names;
+    return *names.insert(s).first;
+}
+
+struct model_choice {
+    model_desc desc;
+    std::string name;
+    std::string source;      // "preset", "gguf", "config.json"
+    std::uint64_t published_params = 0;
+};
+
+// weights/kv: empty = the default (f16 for presets and configs; as stored for GGUF, f16 KV).
+inline model_choice load_model(const std::string& spec, const std::string& weights, const std::string& kv) {
+    model_choice c;
+    const format kv_fmt = kv.empty() ? format{format_id::f16} : format_by_name(kv);
+    // Presets and configs start in f16; a requested weight format applies to every matrix whose
+    // rows it can hold, and the others stay as they are (as llama.cpp's quantizer does).
+    const format_policy f16_policy = uniform_policy(format{format_id::f16}, kv_fmt);
+    if (ends_with(spec, ".gguf")) {
+        const auto file = io::gguf_file::open(spec);
+        c.source = "gguf";
+        c.name = file.find("general.name") && file.find("general.name")->type == io::gguf_type::string ? file.get_string("general.name") : spec;
+        c.desc = io::describe(file, c.name);
+    } else if (ends_with(spec, ".json")) {
+        c.source = "config.json";
+        c.name = spec;
+        c.desc = make_model(c.name, shape_from_config(spec), f16_policy);
+    } else {
+        const auto& e = presets::by_name(spec);
+        c.source = "preset";
+        c.name = std::string(e.name);
+        c.published_params = e.published_params;
+        c.desc = presets::describe(e, f16_policy);
+    }
+    if (!weights.empty()) c.desc = requantize_weights(c.desc, format_by_name(weights));
+    c.desc.kv = kv_fmt;
+    c.desc.name = intern(c.name);
+    validate_formats(c.desc);
+    return c;
+}
+
+// A catalog device, or a bare size (with the given reserve and no bandwidth figures).
+inline target_desc load_gpu(const std::string& spec, const std::string& reserve) {
+    target_desc t;
+    if (const target_desc* known = targets::find(spec)) {
+        t = *known;
+    } else if (!spec.empty() && std::isdigit(static_cast<unsigned char>(spec[0]))) {
+        t.name = "custom";
+        try {
+            t.capacity = parse_size(spec);
+        } catch (const error&) {
+            throw error("unknown GPU '" + spec + "'; known GPUs: " + targets::known_names() + " (or a size such as 12GiB)");
+        }
+        t.reserve = 512ull << 20;
+    } else {
+        throw error("unknown GPU '" + spec + "'; known GPUs: " + targets::known_names() + " (or a size such as 12GiB)");
+    }
+    if (!reserve.empty()) t.reserve = parse_size(reserve);
+    if (t.reserve >= t.capacity) throw error("the reserve (" + std::to_string(t.reserve) + " bytes) leaves nothing of the GPU's memory");
+    return t;
+}
+
+}  // namespace vramplan::cli

@@ -1,0 +1,243 @@
+// How the vramplan command shows a plan: a memory map per tier, a one-line composition bar, a
+// JSON document with stable field names (documented in README.md) and an SVG picture.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "vramplan/format/bytes.hpp"
+#include "vramplan/plan/advice.hpp"
+#include "vramplan/plan/buffers.hpp"
+#include "vramplan/plan/plan.hpp"
+
+namespace vramplan::cli {
+
+inline const char* kind_name(buffer_kind k) {
+    switch (k) {
+        case buffer_kind::weights: return "weights";
+        case buffer_kind::kv: return "kv";
+        case buffer_kind::activations: return "activations";
+        case buffer_kind::staging: return "staging";
+    }
+    return "?";
+}
+inline const char* tier_name(tier t) { return t == tier::gpu ? "gpu" : "host"; }
+
+inline std::string human(std::uint64_t b) { return to_string(bytes{b}); }
+
+struct plan_summary {
+    plan p;
+    std::uint64_t max_ctx = 0;
+    std::uint64_t auto_layers = 0;  // no_layers_fit when even full offload does not fit
+    decode_estimate decode{};
+    std::vector<advice_item> advice;
+};
+
+inline plan_summary summarize(const model_desc& m, const target_desc& t, const limits& lim, plan_options o, bool auto_layers) {
+    plan_summary s;
+    s.p = auto_layers ? plan_auto_offload(m, t, lim, o) : plan_inference(m, t, lim, o);
+    s.max_ctx = max_context(m, t, lim, o);
+    plan_options all = o;
+    all.gpu_layers = all_gpu_layers;
+    s.auto_layers = t.unified ? m.shape.n_layer : auto_gpu_layers(plan_inference(m, t, lim, all));
+    s.decode = estimate_decode(s.p);
+    s.advice = advise(m, t, lim, o);
+    return s;
+}
+
+// [#########=====....  ] weights / KV / activations+staging / free, 40 cells wide.
+inline std::string composition_bar(const plan& p) {
+    const double cap = static_cast<double>(p.target.capacity);
+    const int width = 40;
+    auto cells = [&](std::uint64_t b) { return static_cast<int>(static_cast<double>(b) / cap * width + 0.5); };
+    std::string bar;
+    auto put = [&](char c, int n) {
+        for (int i = 0; i < n && static_cast<int>(bar.size()) < width; ++i) bar += c;
+    };
+    put('W', cells(p.gpu.weights.bytes));
+    put('K', cells(p.gpu.kv.bytes));
+    put('A', cells(p.gpu.activations.bytes));
+    put('S', cells(p.gpu.staging.bytes));
+    put('R', cells(p.target.reserve));
+    while (static_cast<int>(bar.size()) < width) bar += '.';
+    return fmt::format("[{}] W weights, K KV cache, A activations, S staging, R reserve, . free{}", bar,
+                       p.needed() > p.target.capacity ? " (over capacity)" : "");
+}
+
+inline void print_plan(const plan_summary& s) {
+    const plan& p = s.p;
+    const auto& sh = p.model.shape;
+    fmt::print("model   {}: {} parameters, {} layers, {} heads ({} KV), head_dim {}\n", p.model.name, with_separators(param_count(sh)), sh.n_layer, sh.n_head,
+               sh.n_head_kv, sh.head_dim);
+    fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity), human(p.target.reserve),
+               human(p.target.budget()));
+    fmt::print("limits  context {}, batch {}, micro-batch {}, {} attention, KV {}\n\n", p.lim.context, p.lim.batch, p.lim.ubatch,
+               p.lim.attention == attention_kernel::fused ? "fused" : "naive", name(p.model.kv));
+    auto all = buffers(p);
+    std::stable_sort(all.begin(), all.end(), [](const buffer_info& a, const buffer_info& b) { return a.offset < b.offset; });
+    for (tier t : {tier::gpu, tier::host}) {
+        const tier_layout& tl = t == tier::gpu ? p.gpu : p.host;
+        if (tl.total() == 0) continue;
+        fmt::print("{} tier{}\n", t == tier::gpu ? "GPU" : "Pinned host", t == tier::gpu ? "" : " (streamed to the GPU through staging)");
+        fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", "buffer", "offset", "size", "steps");
+        // Weight layers are summarized as ranges: one line per run of consecutive layers.
+        std::int64_t run_first = -1, run_last = -1;
+        std::uint64_t run_bytes = 0, run_offset = 0;
+        auto flush = [&] {
+            if (run_first < 0) return;
+            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("blk.{}..{} weights ({} layers)", run_first, run_last, run_last - run_first + 1),
+                       with_separators(run_offset), human(run_bytes), "1-9");
+            run_first = -1;
+            run_bytes = 0;
+        };
+        std::int64_t kv_first = -1, kv_last = -1;
+        std::uint64_t kv_bytes = 0;
+        for (const auto& b : all) {
+            if (b.where != t) continue;
+            if (b.kind == buffer_kind::weights && b.layer >= 0) {
+                if (run_first < 0) {
+                    run_first = b.layer;
+                    run_offset = b.offset;
+                }
+                run_last = b.layer;
+                run_bytes += b.reserved;
+                continue;
+            }
+            flush();
+            if (b.kind == buffer_kind::kv) {
+                if (kv_first < 0) kv_first = b.layer;
+                kv_last = b.layer;
+                kv_bytes += b.reserved;
+                continue;
+            }
+            if (kv_first >= 0) {
+                fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last), with_separators(tl.kv.offset),
+                           human(kv_bytes), "3-4");
+                kv_first = -1;
+            }
+            const std::string steps = b.persistent && b.kind == buffer_kind::staging ? "1-9"
+                                      : b.first == b.last                            ? fmt::format("{}", b.first)
+                                                                                     : fmt::format("{}-{}", b.first, b.last);
+            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", b.name, with_separators(b.offset), human(b.reserved), steps);
+        }
+        flush();
+        if (kv_first >= 0)
+            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last), with_separators(tl.kv.offset),
+                       human(kv_bytes), "3-4");
+        fmt::print("  {:<34} {:>16} {:>12}\n", "total", "", human(tl.total()));
+        fmt::print("    weights {}  KV {}  activations {} (lower bound {})  staging {}\n\n", human(tl.weights.bytes), human(tl.kv.bytes),
+                   human(tl.activations.bytes), human(t == tier::gpu ? p.act_lower_bound : 0), human(tl.staging.bytes));
+    }
+    fmt::print("{}\n", composition_bar(p));
+    fmt::print("needed  {} ({} B, reserve included) of {}\n", human(p.needed()), with_separators(p.needed()), human(p.target.capacity));
+    if (p.fits()) fmt::print("verdict FITS, {} to spare\n", human(p.target.capacity - p.needed()));
+    else fmt::print("verdict DOES NOT FIT: short by {} ({} B)\n", human(p.shortfall()), with_separators(p.shortfall()));
+    fmt::print("largest context that fits with every layer on the GPU: {}\n", s.max_ctx ? fmt::format("{} tokens", s.max_ctx) : std::string("none"));
+    if (s.auto_layers == no_layers_fit) fmt::print("automatic GPU layers: none (the head, KV cache and activations alone do not fit)\n");
+    else fmt::print("automatic GPU layers: {} of {}\n", s.auto_layers, sh.n_layer);
+    if (s.decode.seconds() > 0)
+        fmt::print("predicted decode: {:.1f} tokens/s ({} read from GPU memory{} per token)\n", s.decode.tokens_per_second(), human(s.decode.device_bytes),
+                   s.decode.link_bytes ? ", " + human(s.decode.link_bytes) + " over the host link" : std::string());
+    if (!p.fits() && !s.advice.empty()) {
+        fmt::print("\nadvice (largest saving first):\n");
+        for (const auto& a : s.advice) fmt::print("  - {}: saves {}{}\n", a.remedy, human(a.saved_bytes), a.fits ? ", then FITS" : "");
+    }
+}
+
+inline void print_advice_table(const plan_summary& s) {
+    fmt::print("{:<72} {:>12} {:>12} {:>5}  {}\n", "remedy", "saves", "then needs", "fits", "trade-off");
+    for (const auto& a : s.advice)
+        fmt::print("{:<72} {:>12} {:>12} {:>5}  {}\n", a.remedy, human(a.saved_bytes), human(a.needed_bytes), a.fits ? "yes" : "no", a.tradeoff);
+    if (s.advice.empty()) fmt::print("(no remedy saves memory for this model and device)\n");
+}
+
+inline nlohmann::json plan_json(const plan_summary& s) {
+    const plan& p = s.p;
+    nlohmann::json j;
+    j["model"] = std::string(p.model.name);
+    j["gpu"] = std::string(p.target.name);
+    j["fits"] = p.fits();
+    j["params"] = param_count(p.model.shape);
+    j["weights_bytes"] = p.gpu.weights.bytes + p.host.weights.bytes;
+    j["kv_bytes"] = p.gpu.kv.bytes;
+    j["activations_bytes"] = p.gpu.activations.bytes;
+    j["activations_lower_bound_bytes"] = p.act_lower_bound;
+    j["staging_bytes"] = p.gpu.staging.bytes;
+    j["reserve_bytes"] = p.target.reserve;
+    j["needed_bytes"] = p.needed();
+    j["budget_bytes"] = p.target.capacity;
+    j["shortfall_bytes"] = p.shortfall();
+    j["tiers"] = {{"gpu", {{"capacity_bytes", p.target.capacity}, {"used_bytes", p.gpu.total()}}},
+                  {"host", {{"capacity_bytes", p.options.host_capacity}, {"used_bytes", p.host.total()}}}};
+    j["n_layers"] = p.model.shape.n_layer;
+    j["gpu_layers"] = p.gpu_layers;
+    j["auto_gpu_layers"] = s.auto_layers == no_layers_fit ? nlohmann::json(nullptr) : nlohmann::json(s.auto_layers);
+    j["max_context"] = s.max_ctx;
+    j["limits"] = {{"context", p.lim.context}, {"batch", p.lim.batch}, {"ubatch", p.lim.ubatch},
+                   {"attention", p.lim.attention == attention_kernel::fused ? "fused" : "naive"}};
+    j["decode"] = {{"tokens_per_second", s.decode.tokens_per_second()},
+                   {"device_bytes_per_token", s.decode.device_bytes},
+                   {"link_bytes_per_token", s.decode.link_bytes}};
+    auto& arr = j["buffers"] = nlohmann::json::array();
+    for (const auto& b : buffers(p))
+        arr.push_back({{"name", b.name}, {"kind", kind_name(b.kind)}, {"tier", tier_name(b.where)}, {"offset", b.offset}, {"bytes", b.bytes},
+                       {"reserved", b.reserved}, {"first", b.first}, {"last", b.last}, {"persistent", b.persistent}, {"layer", b.layer},
+                       {"format", name(b.fmt)}});
+    auto& adv = j["advice"] = nlohmann::json::array();
+    for (const auto& a : s.advice)
+        adv.push_back({{"remedy", a.remedy}, {"tradeoff", a.tradeoff}, {"saved_bytes", a.saved_bytes}, {"needed_bytes", a.needed_bytes}, {"fits", a.fits}});
+    return j;
+}
+
+// Per tier: schedule steps left to right, arena offset bottom to top; persistent buffers span
+// every step. The GPU panel draws its capacity line.
+inline std::string plan_svg(const plan& p) {
+    const int panel_w = 520, panel_h = 560, margin = 60;
+    const char* colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1"};
+    std::string out;
+    const auto all = buffers(p);
+    const bool host = p.host.total() > 0;
+    const int width = margin + (panel_w + margin) * (host ? 2 : 1);
+    out += fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)svg" "\n", width, panel_h + 2 * margin);
+    out += fmt::format(R"svg(<text x="{}" y="24" font-size="16">{} on {}: {} needed of {}</text>)svg" "\n", margin, p.model.name, p.target.name, human(p.needed()),
+                       human(p.target.capacity));
+    int panel = 0;
+    for (tier t : {tier::gpu, tier::host}) {
+        const std::uint64_t total = t == tier::gpu ? std::max(p.target.capacity, p.gpu.total()) : p.host.total();
+        if (total == 0) continue;
+        const int x0 = margin + panel * (panel_w + margin), y0 = margin;
+        auto y = [&](std::uint64_t off) { return y0 + panel_h - static_cast<double>(off) / static_cast<double>(total) * panel_h; };
+        const double step_w = static_cast<double>(panel_w) / n_steps;
+        out += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)svg" "\n", x0, y0, panel_w, panel_h);
+        out += fmt::format(R"svg(<text x="{}" y="{}">{} tier ({})</text>)svg" "\n", x0, y0 - 8, t == tier::gpu ? "GPU" : "pinned host", human(total));
+        for (const auto& b : all) {
+            if (b.where != t || b.reserved == 0) continue;
+            const double bx = b.persistent ? 0 : b.first * step_w, bw = b.persistent ? panel_w : (b.last - b.first + 1) * step_w;
+            const double top = y(b.offset + b.reserved), h = std::max(0.5, y(b.offset) - top);
+            out += fmt::format(R"svg(<rect x="{:.1f}" y="{:.2f}" width="{:.1f}" height="{:.2f}" fill="{}" stroke="white" stroke-width="0.3"><title>{} {} at {}</title></rect>)svg" "\n",
+                               x0 + bx, top, bw, h, colors[static_cast<int>(b.kind)], b.name, human(b.reserved), with_separators(b.offset));
+        }
+        if (t == tier::gpu) {
+            const double cap = y(p.target.budget());
+            out += fmt::format(R"svg(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="red" stroke-dasharray="6 3"/><text x="{}" y="{:.1f}" fill="red">budget (capacity - reserve)</text>)svg" "\n",
+                               x0, x0 + panel_w, cap, cap, x0 + 4, cap - 4);
+        }
+        for (int s = 0; s < n_steps; ++s)
+            out += fmt::format(R"svg(<text x="{:.1f}" y="{}" font-size="9" transform="rotate(45 {:.1f} {})">{}</text>)svg" "\n", x0 + s * step_w + 2, y0 + panel_h + 12,
+                               x0 + s * step_w + 2, y0 + panel_h + 12, step_names[s]);
+        ++panel;
+    }
+    const char* labels[] = {"weights", "KV cache", "activations", "staging"};
+    for (int k = 0; k < 4; ++k)
+        out += fmt::format(R"svg(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)svg" "\n", margin + k * 120, panel_h + 2 * margin - 18,
+                           colors[k], margin + k * 120 + 16, panel_h + 2 * margin - 8, labels[k]);
+    out += "</svg>\n";
+    return out;
+}
+
+}  // namespace vramplan::cli

@@ -1,0 +1,201 @@
+// The vramplan command, run as a user runs it. Expected numbers are derived by hand in
+// plan_test.cpp and model_test.cpp (and repeated in comments here).
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test_model.hpp"
+
+namespace {
+
+struct result {
+    int rc = -1;
+    std::string out;
+};
+
+result run(const std::string& args) {
+    const std::string cmd = std::string(VRAMPLAN_CLI) + " " + args + " 2>&1";
+    result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::array<char, 4096> buf{};
+    while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+    const int status = pclose(p);
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+nlohmann::json run_json(const std::string& args, int expected_rc) {
+    const auto r = run(args + " --json");
+    CAPTURE(r.out);
+    REQUIRE(r.rc == expected_rc);
+    return nlohmann::json::parse(r.out);
+}
+
+std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("plan: Llama-3-8B Q4_0 at 8192 tokens on an RTX 4060 8GB, every number by hand") {
+    const auto j = run_json("plan -m llama-3-8b -g rtx-4060-8gb --weights q4_0 --ctx 8192", 0);
+    CHECK(j["fits"] == true);
+    CHECK(j["params"] == 8'030'261'248ull);
+    CHECK(j["weights_bytes"] == 4'517'937'152ull);   // 266,240 f32 norm values + the rest at 18/32 bytes
+    CHECK(j["kv_bytes"] == 1'073'741'824ull);        // 32 x 8192 x 1024 x 2 x 2 B
+    CHECK(j["activations_bytes"] == 75'499'520ull);  // the gate+up step's live set
+    CHECK(j["needed_bytes"] == 6'204'049'408ull);    // + 512 MiB reserve
+    CHECK(j["max_context"] == 26394);
+    CHECK(j["gpu_layers"] == 32);
+    CHECK(j["tiers"]["gpu"]["capacity_bytes"] == 8ull << 30);
+    CHECK(j["buffers"].size() == 3 + 32 * 9 + 64 + 16);  // globals, layer tensors, K/V per layer, activations
+    CHECK(j["buffers"][0].contains("offset"));
+    const auto text = run("plan -m llama-3-8b -g 4060 --weights q4_0 --ctx 8192");
+    CHECK(text.rc == 0);
+    CHECK(text.out.find("verdict FITS") != std::string::npos);
+    CHECK(text.out.find("6,204,049,408 B") != std::string::npos);
+    CHECK(text.out.find("[WWW") != std::string::npos);
+}
+
+TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090: check fails; advise and auto offload name 37 layers") {
+    const auto c = run("check -m llama3.1-70b -g 4090 --weights q4_0 --ctx 8192");
+    CHECK(c.rc == 1);
+    CHECK(lines(c.out) == 1);
+    CHECK(c.out.rfind("does not fit", 0) == 0);
+    const auto a = run("advise -m llama3.1-70b -g 4090 --weights q4_0 --ctx 8192");
+    CHECK(a.rc == 1);
+    CHECK(a.out.find("offload 37 of 80 layers") != std::string::npos);
+    CHECK(a.out.find("quantize the KV cache to q8_0") != std::string::npos);
+    const auto j = run_json("plan -m llama3.1-70b -g 4090 --weights q4_0 --ctx 8192 --gpu-layers auto", 0);
+    CHECK(j["gpu_layers"] == 43);
+    CHECK(j["auto_gpu_layers"] == 43);
+    CHECK(j["tiers"]["host"]["used_bytes"] == 37 * 481'361'920ull + 591'003'648ull);
+    // Two RTX 4090s in a pipeline: 40 layers each (the embedding on the first, the head on the
+    // last), each with its own KV, activations (150,996,992) and 512 MiB reserve: it fits.
+    const auto p = run_json("plan -m llama3.1-70b -g 4090 --weights q4_0 --ctx 8192 --gpus 2", 0);
+    CHECK(p["devices"].size() == 2);
+    CHECK(p["devices"][0]["n_layers"] == 40);
+    CHECK(p["devices"][0]["weights_bytes"] == 40 * 481'361'920ull + 591'003'648ull);
+    CHECK(p["devices"][1]["kv_bytes"] == 40 * 2 * 8192 * 2048ull);
+    CHECK(p["devices"][0]["needed_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
+    CHECK(p["devices"][1]["needed_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 32'768 + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
+    CHECK(run("check -m llama3.1-70b -g 4090 --weights q4_0 --ctx 65536 --gpus 2").rc == 1);
+}
+
+TEST_CASE("config.json and GGUF inputs; only the GGUF header is read") {
+    const std::string cfg = temp("vramplan_cli_config.json");
+    std::ofstream(cfg) << R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008, "rms_norm_eps": 1e-5})";
+    auto j = run_json("plan -m " + cfg + " -g a100", 0);
+    CHECK(j["params"] == 6'738'415'616ull);  // Llama-2-7B
+    CHECK(j["weights_bytes"] == 6'738'415'616ull * 2 + 65 * 4096 * 2ull);  // f16, norms f32
+    std::ofstream(cfg) << R"({"model_type": "gpt2", "vocab_size": 5})";
+    auto bad = run("plan -m " + cfg + " -g a100");
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.find("model_type 'gpt2' is not supported") != std::string::npos);
+    std::ofstream(cfg) << "{not json";
+    CHECK(run("plan -m " + cfg + " -g a100").out.find("is not valid JSON") != std::string::npos);
+    std::filesystem::remove(cfg);
+
+    const std::string gguf = temp("vramplan_cli_model.gguf");
+    test_model::spec s;
+    s.weights = vramplan::format{vramplan::format_id::q8_0};
+    test_model::write(gguf, s);
+    j = run_json("plan -m " + gguf + " -g 1GiB --reserve 0", 0);
+    // 3 layers of q, k, v, o, gate, up, down in Q8_0 plus embeddings; norms f32.
+    const std::uint64_t layer = (128 * 128 * 2 + 64 * 128 * 2 + 96 * 128 * 3) / 32 * 34 + 2 * 128 * 4;
+    CHECK(j["weights_bytes"] == 3 * layer + 2 * 64 * 128 / 32 * 34 + 128 * 4);
+    std::ofstream(gguf, std::ios::binary) << "GGUF\x03";
+    bad = run("plan -m " + gguf + " -g 4090");
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.find("file truncated") != std::string::npos);
+    std::filesystem::remove(gguf);
+}
+
+TEST_CASE("train: LoRA on Llama-2-7B, largest micro-batch and accumulation by hand") {
+    const auto j = run_json("train -m llama2-7b -g a100-80gb --seq 2048 --global-batch 64 --lora 8", 0);
+    CHECK(j["trainable_params"] == 19'988'480);
+    CHECK(j["weights_bytes"] == 2 * 6'738'415'616ull + 2 * 19'988'480ull);
+    // Per sequence: 2048 tokens x (32 layers x 131,832 B + 272,384 B of head) = 9,197,584,384 B;
+    // (80 GiB - 1 GiB - 13,796,646,912 B fixed) / that = 7.7.
+    CHECK(j["activations_per_sequence_bytes"] == 9'197'584'384ull);
+    CHECK(j["micro_batch"] == 7);
+    CHECK(j["accumulation_steps"] == 10);
+    const auto t = run("train -m llama2-7b -g a100-80gb --seq 2048 --global-batch 64");
+    CHECK(t.rc == 1);
+    CHECK(t.out.find("does not fit") != std::string::npos);
+}
+
+TEST_CASE("models, gpus and the SVG picture") {
+    const auto m = run("models");
+    CHECK(m.rc == 0);
+    CHECK(m.out.find("70,553,706,496") != std::string::npos);
+    const auto g = run("gpus");
+    CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
+    CHECK(lines(g.out) == 16);
+    const std::string svg = temp("vramplan_cli.svg");
+    CHECK(run("plan -m llama3.1-70b -g 4090 --weights q4_0 --gpu-layers auto --svg " + svg).rc == 0);
+    std::ifstream in(svg);
+    const std::string pic((std::istreambuf_iterator<char>(in)), {});
+    CHECK(pic.rfind("<svg", 0) == 0);
+    CHECK(pic.find("pinned host tier") != std::string::npos);
+    CHECK(pic.find("budget (capacity - reserve)") != std::string::npos);
+    CHECK(std::count(pic.begin(), pic.end(), '\n') > 400);  // a rectangle per buffer
+    std::filesystem::remove(svg);
+}
+
+TEST_CASE("bad input: one clear line, exit 2, the valid choices named") {
+    for (auto [args, expect] : {std::pair{"plan -m gpt-9 -g 4090", "built-in models: Llama-2-7B"}, std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: RTX 3060"},
+                                std::pair{"plan -m llama3-8b -g 4090 --kv q9", "known formats:"}, std::pair{"plan -m llama3-8b -g 4090 --ctx 0", "context must be"},
+                                std::pair{"plan -m llama3-8b -g 4090 --gpu-layers many", "--gpu-layers takes"},
+                                std::pair{"plan -m llama3-8b -g 4090 --ctx 100000000000000000", "overflow"},
+                                std::pair{"plan -m llama3-8b -g 12XB", "unknown GPU"}, std::pair{"plan -m llama3-8b -g 8GiB --reserve 9GiB", "leaves nothing"},
+                                std::pair{"plan -m /nonexistent/model.gguf -g 4090", "cannot open"}, std::pair{"plan -g 4090", "--model is required"}}) {
+        CAPTURE(args);
+        const auto r = run(args);
+        CAPTURE(r.out);
+        CHECK(r.rc == 2);
+        CHECK(r.out.find(expect) != std::string::npos);
+        CHECK(r.out.find("terminate") == std::string::npos);
+    }
+}
+
+TEST_CASE("emit-header: the generated type compiles and its static_assert holds or fails as it should") {
+    const std::string gguf = temp("vramplan_emit.gguf"), header = temp("vramplan_emitted.hpp");
+    test_model::spec s;
+    s.weights = vramplan::format{vramplan::format_id::q4_0};
+    test_model::write(gguf, s);
+    const auto r = run("emit-header -m " + gguf + " -o " + header + " --name shipped_model");
+    REQUIRE(r.rc == 0);
+    auto compile = [&](const std::string& capacity) {
+        const std::string src = temp("vramplan_emit_use.cpp");
+        std::ofstream(src) << "#include \"" << header << "\"\n"
+                           << "struct board { static constexpr vramplan::target_desc value{.name = \"board\", .capacity = " << capacity << "}; };\n"
+                           << "static_assert(vramplan::fits<shipped_model, board, vramplan::limits{.context = 256, .ubatch = 32}>);\n"
+                           << "static_assert(vramplan::param_count(shipped_model::describe().shape) == 3 * (2 * 128 * 128 + 2 * 64 * 128 + 3 * 96 * 128 + 256) + 2 * 64 * 128 + 128);\n"
+                           << "int main() {}\n";
+        const std::string cmd = std::string(VRAMPLAN_CXX) + " -std=c++20 -fsyntax-only -I" + VRAMPLAN_INCLUDE + " " + src + " 2>&1";
+        result out;
+        FILE* p = popen(cmd.c_str(), "r");
+        std::array<char, 4096> buf{};
+        while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.out.append(buf.data(), n);
+        const int st = pclose(p);
+        out.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        std::filesystem::remove(src);
+        return out;
+    };
+    const auto ok = compile("64ull << 20");
+    CAPTURE(ok.out);
+    CHECK(ok.rc == 0);
+    const auto too_small = compile("100000");
+    CHECK(too_small.rc != 0);
+    CHECK(too_small.out.find("model_does_not_fit") != std::string::npos);
+    std::filesystem::remove(gguf);
+    std::filesystem::remove(header);
+}
