@@ -1,0 +1,122 @@
+// generate: runs a GGUF Llama model inside a vramplan arena, on the CPU or a CUDA GPU, with the
+// layers that do not fit the device budget streamed from pinned host memory.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <thread>
+
+#include "../common/inputs.hpp"
+#include "engine.hpp"
+#include "vramplan/io/tokenizer.hpp"
+#include "vramplan/runtime/cpu_backend.hpp"
+#include "vramplan/runtime/sampler.hpp"
+
+using namespace vramplan;
+
+namespace {
+void progress_bar(std::size_t done, std::size_t total) {
+    const int width = 30, filled = static_cast<int>(done * width / (total ? total : 1));
+    fmt::print(stderr, "\rloading [{}{}] {}/{} tensors", std::string(filled, '#'), std::string(width - filled, ' '), done, total);
+    if (done == total) fmt::print(stderr, "\n");
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"generate: run a GGUF Llama model inside a vramplan arena"};
+    std::string model_path, prompt = "Once upon a time", kv = "f16", device = "cpu", budget, temp_s;
+    std::uint64_t n_predict = 32, ctx = 0, ubatch = 512, seed = 1;
+    float temperature = 0.0f, top_p = 0.95f;
+    std::uint32_t top_k = 40;
+    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    app.add_option("-m,--model", model_path, "GGUF model (llama architecture)")->required();
+    app.add_option("-p,--prompt", prompt, "prompt")->capture_default_str();
+    app.add_option("-n,--n-predict", n_predict, "tokens to generate")->capture_default_str();
+    app.add_option("--ctx", ctx, "context length (default: prompt + tokens to generate)");
+    app.add_option("--ubatch", ubatch, "prompt tokens per forward pass")->capture_default_str();
+    app.add_option("--kv", kv, "KV cache format")->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}))->capture_default_str();
+    app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+    app.add_option("--device-budget", budget, "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed");
+    app.add_option("--temp", temperature, "sampling temperature (0: greedy)")->capture_default_str();
+    app.add_option("--top-k", top_k, "sample among the k most likely tokens")->capture_default_str();
+    app.add_option("--top-p", top_p, "sample within this probability mass")->capture_default_str();
+    app.add_option("--seed", seed, "random seed for sampling")->capture_default_str();
+    app.add_option("-t,--threads", threads, "CPU threads")->capture_default_str();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+    try {
+        const auto file = io::gguf_file::open(model_path);
+        const auto tok = io::tokenizer::from_gguf(file);
+        model_desc m = io::describe(file, model_path);
+        m.kv = format_by_name(kv);
+        const std::vector<std::int32_t> ids = tok.encode(prompt);
+        if (ctx == 0) ctx = ids.size() + n_predict;
+        if (ids.size() + n_predict > ctx) throw error("the prompt (" + std::to_string(ids.size()) + " tokens) and " + std::to_string(n_predict) +
+                                                      " new tokens exceed --ctx " + std::to_string(ctx));
+        const bool cuda = device == "cuda";
+        m.activations = format{format_id::f32};
+        target_desc target{cuda ? "cuda" : "cpu", 0, 0};
+        if (!budget.empty()) target.capacity = cli::parse_size(budget);
+        else target.capacity = runtime::host_memory_available();
+        const limits lim{.context = ctx, .batch = 1, .ubatch = ubatch};
+        const plan p = plan_auto_offload(m, target, lim);
+        if (!p.fits())
+            throw error("the model does not fit a device budget of " + to_string(bytes{target.capacity}) + " even with every layer streamed (needs " +
+                        to_string(bytes{p.needed()}) + "); raise --device-budget or shorten --ctx");
+
+        std::unique_ptr<generate::engine> eng;
+        const generate::progress_fn progress = isatty(STDERR_FILENO) ? &progress_bar : nullptr;
+        if (cuda) {
+#if VRAMPLAN_WITH_CUDA
+            eng = generate::make_cuda_engine(file, p, progress);
+#else
+            throw error("this build has no CUDA support (nvcc was not found at configure time); use --device cpu");
+#endif
+        } else {
+            eng = generate::make_cpu_engine(file, p, threads, progress);
+        }
+        runtime::sampler sampler(m.shape.n_vocab, {.temperature = temperature, .top_k = top_k, .top_p = top_p, .seed = seed});
+
+        using clock = std::chrono::steady_clock;
+        fmt::print("{}", prompt);
+        std::fflush(stdout);
+        const auto t0 = clock::now();
+        const float* logits = nullptr;
+        for (std::size_t at = 0; at < ids.size(); at += p.lim.tokens_per_pass()) {
+            const std::size_t n = std::min<std::size_t>(p.lim.tokens_per_pass(), ids.size() - at);
+            std::vector<std::int32_t> pos(n);
+            for (std::size_t i = 0; i < n; ++i) pos[i] = static_cast<std::int32_t>(at + i);
+            logits = eng->forward(std::span(ids.data() + at, n), pos);
+        }
+        const auto t1 = clock::now();
+        std::vector<std::int32_t> out;
+        std::int32_t position = static_cast<std::int32_t>(ids.size());
+        for (std::uint64_t i = 0; i < n_predict; ++i) {
+            const std::int32_t next = sampler.pick(logits);
+            if (next == tok.eos()) break;
+            out.push_back(next);
+            const std::string piece = tok.piece(next);
+            fmt::print("{}", piece);
+            std::fflush(stdout);
+            if (i + 1 < n_predict) logits = eng->forward(std::span(&next, 1), std::span(&position, 1));
+            ++position;
+        }
+        const auto t2 = clock::now();
+        const double prefill_s = std::chrono::duration<double>(t1 - t0).count(), decode_s = std::chrono::duration<double>(t2 - t1).count();
+        fmt::print("\n\n");
+        fmt::print("plan: {} of {} device budget: weights {}, KV {} ({}), activations {}, staging {}; {} of {} layers resident{}\n",
+                   to_string(bytes{p.gpu.total()}), to_string(bytes{target.capacity}), to_string(bytes{p.gpu.weights.bytes}), to_string(bytes{p.gpu.kv.bytes}),
+                   name(p.model.kv), to_string(bytes{p.gpu.activations.bytes}), to_string(bytes{p.gpu.staging.bytes}), p.gpu_layers, m.shape.n_layer,
+                   p.host.total() ? ", " + to_string(bytes{p.host.total()}) + " streamed from the host tier" : std::string());
+        fmt::print("prefill: {} tokens in {:.3f} s ({:.1f} tokens/s)\n", ids.size(), prefill_s, ids.size() / std::max(prefill_s, 1e-9));
+        fmt::print("decode: {} tokens in {:.3f} s ({:.1f} tokens/s) on {}\n", out.size(), decode_s, out.size() / std::max(decode_s, 1e-9), device);
+        return 0;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "generate: error: {}\n", e.what());
+        return 2;
+    }
+}
