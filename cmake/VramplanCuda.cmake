@@ -23,8 +23,8 @@ endif()
 
 # Target-scoped CUDA settings for vramplan's own CUDA translation units.
 function(vramplan_cuda_target target)
-    set_target_properties(${target} PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_SEPARABLE_COMPILATION OFF)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -Xcompiler=-Wall>)
+    # CMake 3.25 does not know nvcc 13's C++20 flag, so it is given directly.
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --expt-relaxed-constexpr -Xcompiler=-Wall>)
     target_include_directories(${target} PRIVATE ${CUDAToolkit_INCLUDE_DIRS}/cccl)
     target_link_libraries(${target} PRIVATE CUDA::cudart)
 endfunction()

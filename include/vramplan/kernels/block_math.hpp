@@ -43,7 +43,9 @@ VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_0& b)
     for (int j = 0; j < blocks::qk; ++j) b.qs[j] = static_cast<std::int8_t>(roundf(x[j] * id));
 }
 
-VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q8_0& b, int j) { return to_float(b.d) * b.qs[j]; }
+// The integer value of element j; the element is d times it.
+VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q8_0& b, int j) { return b.qs[j]; }
+VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q8_0& b, int j) { return to_float(b.d) * static_cast<float>(quant_value(b, j)); }
 
 // ---- Q4_0: x = d * (q - 8), d = (the value of largest magnitude) / -8; element j in the low
 // nibble of byte j, element j + 16 in its high nibble ----
@@ -66,10 +68,10 @@ VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q4_0& b)
     }
 }
 
-VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q4_0& b, int j) {
-    const int q = j < blocks::qk / 2 ? (b.qs[j] & 0x0f) : (b.qs[j - blocks::qk / 2] >> 4);
-    return to_float(b.d) * static_cast<float>(q - 8);
+VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q4_0& b, int j) {
+    return (j < blocks::qk / 2 ? (b.qs[j] & 0x0f) : (b.qs[j - blocks::qk / 2] >> 4)) - 8;
 }
+VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q4_0& b, int j) { return to_float(b.d) * static_cast<float>(quant_value(b, j)); }
 
 // Element i of a row stored in format F.
 template <kernel_format F>

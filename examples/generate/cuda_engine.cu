@@ -1,0 +1,35 @@
+#include "engine.hpp"
+#include "vramplan/runtime/cuda_llama.cuh"
+#include "vramplan/runtime/model_loader.hpp"
+
+namespace generate {
+
+namespace {
+class cuda_engine final : public engine {
+public:
+    cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress) : arena_(p, backend_) {
+        vramplan::runtime::load_weights(file, arena_, progress ? std::function<void(std::size_t, std::size_t)>(progress)
+                                                              : std::function<void(std::size_t, std::size_t)>());
+        vramplan::gpu::check(cudaMallocHost(&logits_, p.model.shape.n_vocab * sizeof(float)), "cudaMallocHost(logits)");
+        llm_ = std::make_unique<vramplan::runtime::cuda_llama>(arena_, logits_);
+    }
+    ~cuda_engine() override { cudaFreeHost(logits_); }
+    const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions) override {
+        return llm_->forward(tokens, positions);
+    }
+    const vramplan::plan& plan() const override { return arena_.plan(); }
+    std::uint64_t streamed_bytes() const override { return llm_->streamer().bytes_streamed(); }
+
+private:
+    vramplan::runtime::cuda_backend backend_;
+    vramplan::runtime::arena<vramplan::runtime::cuda_backend> arena_;
+    float* logits_ = nullptr;
+    std::unique_ptr<vramplan::runtime::cuda_llama> llm_;
+};
+}  // namespace
+
+std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress) {
+    return std::make_unique<cuda_engine>(file, p, progress);
+}
+
+}  // namespace generate

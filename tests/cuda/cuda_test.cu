@@ -1,0 +1,248 @@
+// Each CUDA kernel against its CPU twin, and the CUDA runtime against the plan. Without a GPU every
+// case says so and passes: the binary must run (and skip) on CI machines that have nvcc only.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+#include <thrust/device_vector.h>
+#include <thrust/host_vector.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include "../test_model.hpp"
+#include "vramplan/io/gguf_model.hpp"
+#include "vramplan/model/presets.hpp"
+#include "vramplan/kernels/cpu/dispatch.hpp"
+#include "vramplan/kernels/cpu/elementwise.hpp"
+#include "vramplan/kernels/cuda/dispatch.cuh"
+#include "vramplan/runtime/cpu_backend.hpp"
+#include "vramplan/runtime/cpu_llama.hpp"
+#include "vramplan/runtime/cuda_llama.cuh"
+#include "vramplan/runtime/model_loader.hpp"
+
+using namespace vramplan;
+using kernels::kernel_format;
+
+namespace {
+
+bool have_gpu() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        cudaGetLastError();
+        MESSAGE("no CUDA device: skipped");
+        return false;
+    }
+    return true;
+}
+
+std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+
+template <kernel_format F>
+std::vector<std::uint8_t> store_rows(const std::vector<float>& x, std::uint64_t rows, std::uint64_t cols) {
+    std::vector<std::uint8_t> out(kernels::kernel_row_bytes(F, cols) * rows);
+    for (std::uint64_t r = 0; r < rows; ++r) kernels::store_row<F>(x.data() + r * cols, out.data() + r * kernels::kernel_row_bytes(F, cols), cols);
+    return out;
+}
+
+template <class T>
+thrust::device_vector<T> to_device(const std::vector<T>& v) {
+    return thrust::device_vector<T>(v.begin(), v.end());
+}
+template <class T>
+std::vector<T> to_host(const thrust::device_vector<T>& v) {
+    thrust::host_vector<T> h = v;
+    return std::vector<T>(h.begin(), h.end());
+}
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    double d = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(double(a[i]) - b[i]));
+    return d;
+}
+
+template <kernel_format F>
+void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) {
+    CAPTURE(kernels::kernel_format_name(F));
+    const auto w = store_rows<F>(random_values(rows * cols, rows), rows, cols);
+    const auto x = random_values(tokens * cols, cols);
+    std::vector<float> cpu_y(rows * tokens);
+    kernels::cpu::thread_pool pool(2);
+    kernels::cpu::find_matmul(F)({F, w.data(), rows, cols}, x.data(), cpu_y.data(), tokens, pool);
+    auto dw = to_device(w);
+    auto dx = to_device(x);
+    thrust::device_vector<float> dy(rows * tokens);
+    gpu::find_matmul<float>(F)(thrust::raw_pointer_cast(dw.data()), thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dy.data()), rows, cols,
+                                tokens, nullptr);
+    gpu::check(cudaDeviceSynchronize(), "matmul");
+    // Same products, summed in another order: f32 rounding only.
+    CHECK(max_diff(to_host(dy), cpu_y) <= 1e-4 * std::sqrt(double(cols)) * 4);
+}
+
+}  // namespace
+
+TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
+    if (!have_gpu()) return;
+    check_matmul<kernel_format::f32>(37, 172, 3);
+    check_matmul<kernel_format::f16>(64, 172, 1);
+    check_matmul<kernel_format::bf16>(5, 33, 2);
+    check_matmul<kernel_format::q8_0>(4096, 4096, 1);
+    check_matmul<kernel_format::q4_0>(130, 256, 4);
+}
+
+TEST_CASE("CUDA fused attention and KV append equal the CPU kernels") {
+    if (!have_gpu()) return;
+    kernels::cpu::thread_pool pool(2);
+    for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0}) {
+        for (auto [hd, heads, kv_heads, context, tokens] :
+             {std::tuple{128ull, 32ull, 8ull, 4097ull, 1ull}, std::tuple{8ull, 8ull, 4ull, 64ull, 5ull}, std::tuple{64ull, 4ull, 1ull, 300ull, 16ull}}) {
+            CAPTURE(kernels::kernel_format_name(kv));
+            CAPTURE(hd);
+            const std::uint64_t kv_dim = kv_heads * hd, rb = kernels::kernel_row_bytes(kv, kv_dim);
+            const auto kf = random_values(context * kv_dim, 1), vf = random_values(context * kv_dim, 2);
+            std::vector<std::int32_t> pos(context);
+            for (std::uint64_t p = 0; p < context; ++p) pos[p] = static_cast<std::int32_t>(p);
+            std::vector<std::uint8_t> kc(rb * context), vc(rb * context);
+            kernels::cpu::find_kv_append(kv)(kf.data(), vf.data(), pos.data(), nullptr, context, kv_dim, context, kc.data(), vc.data());
+            auto dkf = to_device(kf), dvf = to_device(vf);
+            auto dpos = to_device(pos);
+            thrust::device_vector<std::uint8_t> dkc(kc.size()), dvc(vc.size());
+            gpu::find_kv_append(kv)(thrust::raw_pointer_cast(dkf.data()), thrust::raw_pointer_cast(dvf.data()), thrust::raw_pointer_cast(dpos.data()), nullptr,
+                                     context, kv_dim, context, thrust::raw_pointer_cast(dkc.data()), thrust::raw_pointer_cast(dvc.data()), nullptr);
+            gpu::check(cudaDeviceSynchronize(), "kv_append");
+            CHECK(to_host(dkc) == kc);  // the same quantizer, bit for bit
+            CHECK(to_host(dvc) == vc);
+            const auto q = random_values(tokens * heads * hd, 3);
+            kernels::attention_args a;
+            a.tokens = tokens;
+            a.n_head = heads;
+            a.n_head_kv = kv_heads;
+            a.head_dim = hd;
+            a.context = context;
+            a.scale = 1.0f / std::sqrt(float(hd));
+            a.max_splits = 32;
+            a.workspace_rows = tokens * 32;
+            std::vector<float> out(tokens * heads * hd), ws(a.workspace_rows * heads * (hd + 2));
+            a.q = q.data();
+            a.pos = pos.data() + context - tokens;
+            a.k = kc.data();
+            a.v = vc.data();
+            a.out = out.data();
+            a.workspace = ws.data();
+            kernels::cpu::find_attention(kv, hd)(a, pool);
+            auto dq = to_device(q);
+            thrust::device_vector<float> dout(out.size()), dws(ws.size());
+            kernels::attention_args g = a;
+            g.q = thrust::raw_pointer_cast(dq.data());
+            g.pos = thrust::raw_pointer_cast(dpos.data()) + context - tokens;
+            g.k = thrust::raw_pointer_cast(dkc.data());
+            g.v = thrust::raw_pointer_cast(dvc.data());
+            g.out = thrust::raw_pointer_cast(dout.data());
+            g.workspace = thrust::raw_pointer_cast(dws.data());
+            gpu::find_attention(kv, hd)(g, nullptr);
+            gpu::check(cudaDeviceSynchronize(), "attention");
+            CHECK(max_diff(to_host(dout), out) <= 2e-5);
+        }
+    }
+}
+
+TEST_CASE("CUDA RMSNorm, RoPE, SwiGLU, softmax and argmax equal the CPU kernels") {
+    if (!have_gpu()) return;
+    const std::uint64_t n = 4096, rows = 3;
+    const auto x = random_values(rows * n, 1), w = random_values(n, 2);
+    std::vector<float> cpu(rows * n);
+    kernels::cpu::rms_norm(x.data(), w.data(), cpu.data(), rows, n, 1e-5f);
+    auto dx = to_device(x), dw = to_device(w);
+    thrust::device_vector<float> dy(rows * n);
+    gpu::rms_norm(thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dw.data()), thrust::raw_pointer_cast(dy.data()), rows, n, 1e-5f, nullptr);
+    CHECK(max_diff(to_host(dy), cpu) <= 1e-4);
+    std::vector<std::int32_t> pos{0, 7, 4000};
+    auto r = x;
+    kernels::cpu::rope(r.data(), rows, n / 128, 128, pos.data(), 500000.0f);
+    auto dpos = to_device(pos);
+    gpu::rope(thrust::raw_pointer_cast(dx.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()), 500000.0f, nullptr);
+    CHECK(max_diff(to_host(dx), r) <= 1e-4);
+    auto sm = x;
+    kernels::cpu::softmax(sm.data(), n);
+    kernels::cpu::softmax(sm.data() + n, n);
+    kernels::cpu::softmax(sm.data() + 2 * n, n);
+    thrust::device_vector<float> ds(x.begin(), x.end());
+    gpu::softmax(thrust::raw_pointer_cast(ds.data()), rows, n, nullptr);
+    CHECK(max_diff(to_host(ds), sm) <= 1e-6);
+    thrust::device_vector<float> da(x.begin(), x.end());
+    thrust::device_vector<std::int32_t> best(rows);
+    gpu::argmax(thrust::raw_pointer_cast(da.data()), rows, n, thrust::raw_pointer_cast(best.data()), nullptr);
+    const auto b = to_host(best);
+    for (std::uint64_t i = 0; i < rows; ++i) CHECK(b[i] == static_cast<std::int32_t>(kernels::cpu::argmax(x.data() + i * n, n)));
+}
+
+TEST_CASE("the CUDA forward pass equals the CPU one, resident and streamed") {
+    if (!have_gpu()) return;
+    test_model::spec s;
+    s.weights = format{format_id::q8_0};
+    s.layers = 4;
+    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_cuda_forward.gguf").string();
+    test_model::write(path, s, 5);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "test");
+    const limits lim{.context = 64, .ubatch = 8};
+    const std::vector<std::int32_t> tokens{1, 5, 9, 13, 17, 21};
+    std::vector<std::int32_t> pos(tokens.size());
+    for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
+    // CPU reference.
+    const plan cp = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, lim);
+    runtime::cpu_backend cb;
+    runtime::arena<runtime::cpu_backend> ca(cp, cb);
+    runtime::load_weights(file, ca);
+    kernels::cpu::thread_pool pool(2);
+    runtime::cpu_llama<runtime::cpu_backend> cl(ca, pool);
+    const float* cl_logits = cl.forward(tokens, pos);
+    const std::vector<float> ref(cl_logits, cl_logits + s.vocab);
+    for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
+        plan_options o;
+        o.gpu_layers = gpu_layers;
+        const plan gp = plan_inference(m, target_desc{"cuda", 1ull << 30, 0}, lim, o);
+        runtime::cuda_backend gb;
+        runtime::arena<runtime::cuda_backend> ga(gp, gb);
+        runtime::load_weights(file, ga);
+        float* host_logits = nullptr;
+        gpu::check(cudaMallocHost(&host_logits, s.vocab * sizeof(float)), "cudaMallocHost");
+        runtime::cuda_llama gl(ga, host_logits);
+        const float* g = gl.forward(tokens, pos);
+        CHECK(max_diff(std::vector<float>(g, g + s.vocab), ref) <= 1e-3);
+        cudaFreeHost(host_logits);
+    }
+    std::filesystem::remove(path);
+}
+
+TEST_CASE("a plan for 95% of free device memory is exactly what the device then uses") {
+    if (!have_gpu()) return;
+    runtime::cuda_backend backend;
+    const auto before = backend.device_memory();
+    // A model whose arena is about 95% of what is free: Llama-3-8B's shape with as many layers as fit.
+    decoder_shape shape = presets::llama3_8b_entry.shape;
+    const model_desc one = presets::describe(presets::llama3_8b_entry, uniform_policy(format{format_id::q8_0}));
+    const limits lim{.context = 4096, .ubatch = 512};
+    const plan base = plan_inference(one, target_desc{"gpu", before.free, 0}, lim);
+    const std::uint64_t per_layer = base.block_stride[0] + 2 * base.kv_plane;
+    const std::uint64_t fixed = base.gpu.total() - shape.n_layer * per_layer;
+    shape.n_layer = std::min<std::uint64_t>(max_layers, (before.free * 95 / 100 - fixed) / per_layer);
+    const model_desc m = make_model("big", shape, uniform_policy(format{format_id::q8_0}));
+    const plan p = plan_inference(m, target_desc{"gpu", before.free, 0}, lim);
+    MESSAGE("plan: " << p.gpu.total() << " bytes of " << before.free << " free");
+    {
+        runtime::arena<runtime::cuda_backend> a(p, backend);
+        const auto during = backend.device_memory();
+        // cudaMalloc rounds to 2 MiB pages; nothing else is allocated.
+        const std::uint64_t used = before.free - during.free;
+        CHECK(used >= p.gpu.total());
+        CHECK(used - p.gpu.total() < (2ull << 20));
+    }
+    CHECK(backend.device_memory().free == before.free);  // released on destruction
+}
