@@ -39,7 +39,10 @@ void attention(const attention_args& a, thread_pool& pool) {
     const auto* kc = static_cast<const std::uint8_t*>(a.k);
     const auto* vc = static_cast<const std::uint8_t*>(a.v);
 
-    // Pass 1: every (token, KV head, split) computes the softmax states of its query heads.
+    // Pass 1: every (token, KV head, split) computes the softmax states of its query heads. Each
+    // key and value slice is dequantized once and used by every query head of the group (GQA), and
+    // scores are taken a tile of keys at a time so the running max rescales once per tile.
+    constexpr std::uint64_t tile = 32, heads_at_once = 8;
     pool.parallel_for(a.tokens * a.n_head_kv * splits, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t item = begin; item < end; ++item) {
             const std::uint64_t s = item % splits, g = item / splits % a.n_head_kv, t = item / splits / a.n_head_kv;
@@ -47,22 +50,40 @@ void attention(const attention_args& a, thread_pool& pool) {
             const std::uint64_t chunk = (keys + splits - 1) / splits;
             const std::uint64_t from = s * chunk, to = from + chunk < keys ? from + chunk : keys;
             const std::uint64_t base = (a.seq ? static_cast<std::uint64_t>(a.seq[t]) : 0) * a.context;
-            for (std::uint64_t h = g * group; h < (g + 1) * group; ++h) {
-                const float* q = a.q + (t * a.n_head + h) * HeadDim;
-                softmax_state st;
-                std::array<float, HeadDim> acc{};
-                for (std::uint64_t p = from; p < to; ++p) {
-                    const float score = cpu::dot_range<Kv>(kc + (base + p) * row_bytes, g * HeadDim, q, HeadDim) * a.scale;
-                    float rescale, weight;
-                    st.add(score, rescale, weight);
-                    if (rescale != 1.0f)
-                        for (auto& x : acc) x *= rescale;
-                    cpu::axpy_range<Kv>(weight, vc + (base + p) * row_bytes, g * HeadDim, acc.data(), HeadDim);
+            for (std::uint64_t h0 = g * group; h0 < (g + 1) * group; h0 += heads_at_once) {
+                const std::uint64_t nh = (g + 1) * group - h0 < heads_at_once ? (g + 1) * group - h0 : heads_at_once;
+                softmax_state st[heads_at_once];
+                alignas(32) float acc[heads_at_once][HeadDim] = {};
+                alignas(32) float scores[heads_at_once][tile];
+                alignas(32) float row[HeadDim];
+                for (std::uint64_t p0 = from; p0 < to; p0 += tile) {
+                    const std::uint64_t n = to - p0 < tile ? to - p0 : tile;
+                    for (std::uint64_t j = 0; j < n; ++j) {
+                        to_f32<Kv>(kc + (base + p0 + j) * row_bytes, g * HeadDim, row, HeadDim);
+                        for (std::uint64_t h = 0; h < nh; ++h)
+                            scores[h][j] = cpu::dot<kernel_format::f32>(row, a.q + (t * a.n_head + h0 + h) * HeadDim, HeadDim) * a.scale;
+                    }
+                    for (std::uint64_t h = 0; h < nh; ++h) {
+                        float m = st[h].m;
+                        for (std::uint64_t j = 0; j < n; ++j) m = scores[h][j] > m ? scores[h][j] : m;
+                        const float rescale = std::exp(st[h].m - m);
+                        float l = st[h].l * rescale;
+                        for (std::uint64_t j = 0; j < n; ++j) l += (scores[h][j] = std::exp(scores[h][j] - m));
+                        st[h] = softmax_state{m, l};
+                        if (rescale != 1.0f)
+                            for (auto& x : acc[h]) x *= rescale;
+                    }
+                    for (std::uint64_t j = 0; j < n; ++j) {
+                        to_f32<Kv>(vc + (base + p0 + j) * row_bytes, g * HeadDim, row, HeadDim);
+                        for (std::uint64_t h = 0; h < nh; ++h) cpu::axpy<kernel_format::f32>(scores[h][j], row, acc[h], HeadDim);
+                    }
                 }
-                float* out = partial(t, h, s);
-                out[0] = st.m;
-                out[1] = st.l;
-                for (int d = 0; d < HeadDim; ++d) out[2 + d] = acc[d];
+                for (std::uint64_t h = 0; h < nh; ++h) {
+                    float* out = partial(t, h0 + h, s);
+                    out[0] = st[h].m;
+                    out[1] = st[h].l;
+                    for (int d = 0; d < HeadDim; ++d) out[2 + d] = acc[h][d];
+                }
             }
         }
     });

@@ -30,6 +30,9 @@ inline bool has_avx2() {
 }
 
 namespace simd {
+// fp16 scale to float in one instruction (the portable conversion branches).
+__attribute__((target("avx2,fma,f16c"))) inline float scale(half_bits h) { return _cvtsh_ss(h.bits); }
+
 __attribute__((target("avx2,fma,f16c"))) inline float hsum(__m256 v) {
     __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
     lo = _mm_add_ps(lo, hi);
@@ -68,34 +71,75 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 cvt8(__m128i bytes8) {  /
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes8));
 }
 
+// 8 int8 values straight from memory into 8 floats (one vpmovsxbd with a memory operand).
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load8_i8(const std::int8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
 __attribute__((target("avx2,fma,f16c"))) inline float dot_q8_0(const blocks::q8_0* w, const float* x, std::uint64_t n) {
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (std::uint64_t b = 0; b < n / 32; ++b, x += 32) {
-        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
-        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs + 16));
-        __m256 s = _mm256_mul_ps(cvt8(q0), _mm256_loadu_ps(x));
-        s = _mm256_fmadd_ps(cvt8(_mm_srli_si128(q0, 8)), _mm256_loadu_ps(x + 8), s);
-        s = _mm256_fmadd_ps(cvt8(q1), _mm256_loadu_ps(x + 16), s);
-        s = _mm256_fmadd_ps(cvt8(_mm_srli_si128(q1, 8)), _mm256_loadu_ps(x + 24), s);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(to_float(w[b].d)), s, acc);
+        const std::int8_t* q = w[b].qs;
+        __m256 s0 = _mm256_mul_ps(load8_i8(q), _mm256_loadu_ps(x));
+        __m256 s1 = _mm256_mul_ps(load8_i8(q + 8), _mm256_loadu_ps(x + 8));
+        s0 = _mm256_fmadd_ps(load8_i8(q + 16), _mm256_loadu_ps(x + 16), s0);
+        s1 = _mm256_fmadd_ps(load8_i8(q + 24), _mm256_loadu_ps(x + 24), s1);
+        const __m256 d = _mm256_set1_ps(scale(w[b].d));
+        acc0 = _mm256_fmadd_ps(d, s0, acc0);
+        acc1 = _mm256_fmadd_ps(d, s1, acc1);
     }
-    return hsum(acc);
+    return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+// Byte k of a Q4_0 block holds element k (low nibble) and element k + 16 (high nibble), so 8
+// bytes widened to 8 lanes give elements 8i..8i+7 from the low nibbles and 16+8i.. from the high.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_value(__m256i nibbles, __m256i eight) {
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(nibbles, eight));
 }
 
 __attribute__((target("avx2,fma,f16c"))) inline float dot_q4_0(const blocks::q4_0* w, const float* x, std::uint64_t n) {
-    __m256 acc = _mm256_setzero_ps();
-    const __m128i low = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    const __m256i low = _mm256_set1_epi32(0x0f), eight = _mm256_set1_epi32(8);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (std::uint64_t b = 0; b < n / 32; ++b, x += 32) {
-        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
-        const __m128i lo = _mm_sub_epi8(_mm_and_si128(packed, low), eight);                     // elements 0..15
-        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(packed, 4), low), eight);  // elements 16..31
-        __m256 s = _mm256_mul_ps(cvt8(lo), _mm256_loadu_ps(x));
-        s = _mm256_fmadd_ps(cvt8(_mm_srli_si128(lo, 8)), _mm256_loadu_ps(x + 8), s);
-        s = _mm256_fmadd_ps(cvt8(hi), _mm256_loadu_ps(x + 16), s);
-        s = _mm256_fmadd_ps(cvt8(_mm_srli_si128(hi, 8)), _mm256_loadu_ps(x + 24), s);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(to_float(w[b].d)), s, acc);
+        const __m256i b0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w[b].qs)));
+        const __m256i b1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w[b].qs + 8)));
+        __m256 s0 = _mm256_mul_ps(q4_value(_mm256_and_si256(b0, low), eight), _mm256_loadu_ps(x));
+        __m256 s1 = _mm256_mul_ps(q4_value(_mm256_and_si256(b1, low), eight), _mm256_loadu_ps(x + 8));
+        s0 = _mm256_fmadd_ps(q4_value(_mm256_srli_epi32(b0, 4), eight), _mm256_loadu_ps(x + 16), s0);
+        s1 = _mm256_fmadd_ps(q4_value(_mm256_srli_epi32(b1, 4), eight), _mm256_loadu_ps(x + 24), s1);
+        const __m256 d = _mm256_set1_ps(scale(w[b].d));
+        acc0 = _mm256_fmadd_ps(d, s0, acc0);
+        acc1 = _mm256_fmadd_ps(d, s1, acc1);
     }
-    return hsum(acc);
+    return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+// Whole blocks of a row to floats (the attention kernel dequantizes each K/V slice once per group).
+__attribute__((target("avx2,fma,f16c"))) inline void to_f32_f16(const half_bits* v, float* y, std::uint64_t n) {
+    for (std::uint64_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))));
+}
+__attribute__((target("avx2,fma,f16c"))) inline void to_f32_q8_0(const blocks::q8_0* v, float* y, std::uint64_t n) {
+    for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
+        const __m256 d = _mm256_set1_ps(scale(v[b].d));
+        for (int i = 0; i < 4; ++i) _mm256_storeu_ps(y + 8 * i, _mm256_mul_ps(d, load8_i8(v[b].qs + 8 * i)));
+    }
+}
+__attribute__((target("avx2,fma,f16c"))) inline void to_f32_q4_0(const blocks::q4_0* v, float* y, std::uint64_t n) {
+    const __m256i low = _mm256_set1_epi32(0x0f), eight = _mm256_set1_epi32(8);
+    for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
+        const __m256 d = _mm256_set1_ps(scale(v[b].d));
+        for (int i = 0; i < 2; ++i) {
+            const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v[b].qs + 8 * i)));
+            _mm256_storeu_ps(y + 8 * i, _mm256_mul_ps(d, q4_value(_mm256_and_si256(bytes, low), eight)));
+            _mm256_storeu_ps(y + 16 + 8 * i, _mm256_mul_ps(d, q4_value(_mm256_srli_epi32(bytes, 4), eight)));
+        }
+    }
+}
+__attribute__((target("avx2,fma,f16c"))) inline void axpy_f32(float a, const float* v, float* y, std::uint64_t n) {
+    const __m256 va = _mm256_set1_ps(a);
+    std::uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] += a * v[i];
 }
 
 // y += a * row, for the V side of attention.
@@ -108,7 +152,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void axpy_f16(float a, const hal
 }
 __attribute__((target("avx2,fma,f16c"))) inline void axpy_q8_0(float a, const blocks::q8_0* v, float* y, std::uint64_t n) {
     for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
-        const __m256 d = _mm256_set1_ps(a * to_float(v[b].d));
+        const __m256 d = _mm256_set1_ps(a * scale(v[b].d));
         const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs));
         const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs + 16));
         _mm256_storeu_ps(y, _mm256_fmadd_ps(d, cvt8(q0), _mm256_loadu_ps(y)));
@@ -120,7 +164,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void axpy_q8_0(float a, const bl
 __attribute__((target("avx2,fma,f16c"))) inline void axpy_q4_0(float a, const blocks::q4_0* v, float* y, std::uint64_t n) {
     const __m128i low = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
     for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
-        const __m256 d = _mm256_set1_ps(a * to_float(v[b].d));
+        const __m256 d = _mm256_set1_ps(a * scale(v[b].d));
         const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs));
         const __m128i lo = _mm_sub_epi8(_mm_and_si128(packed, low), eight);
         const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(packed, 4), low), eight);
@@ -159,7 +203,23 @@ inline void axpy(float a, const void* row, float* y, std::uint64_t n) {
         if constexpr (F == kernel_format::q4_0) return simd::axpy_q4_0(a, static_cast<const blocks::q4_0*>(row), y, n);
     }
 #endif
+    if constexpr (F == kernel_format::f32)
+        if (has_avx2()) return simd::axpy_f32(a, static_cast<const float*>(row), y, n);
     for (std::uint64_t i = 0; i < n; ++i) y[i] += a * load<F>(row, i);
+}
+
+// Elements [start, start + n) of a row as floats.
+template <kernel_format F>
+inline void to_f32(const void* row, std::uint64_t start, float* out, std::uint64_t n) {
+#if VRAMPLAN_X86_SIMD
+    if (has_avx2() && start % block_size(F) == 0 && n % 32 == 0) {
+        const auto* at = static_cast<const std::uint8_t*>(row) + start / block_size(F) * block_bytes(F);
+        if constexpr (F == kernel_format::f16) return simd::to_f32_f16(reinterpret_cast<const half_bits*>(at), out, n);
+        if constexpr (F == kernel_format::q8_0) return simd::to_f32_q8_0(reinterpret_cast<const blocks::q8_0*>(at), out, n);
+        if constexpr (F == kernel_format::q4_0) return simd::to_f32_q4_0(reinterpret_cast<const blocks::q4_0*>(at), out, n);
+    }
+#endif
+    for (std::uint64_t i = 0; i < n; ++i) out[i] = load<F>(row, start + i);
 }
 
 // Pointer to element `start` of a row, when it begins a block.
