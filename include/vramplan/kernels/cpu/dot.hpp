@@ -203,8 +203,10 @@ inline void axpy(float a, const void* row, float* y, std::uint64_t n) {
         if constexpr (F == kernel_format::q4_0) return simd::axpy_q4_0(a, static_cast<const blocks::q4_0*>(row), y, n);
     }
 #endif
+#if VRAMPLAN_X86_SIMD
     if constexpr (F == kernel_format::f32)
         if (has_avx2()) return simd::axpy_f32(a, static_cast<const float*>(row), y, n);
+#endif
     for (std::uint64_t i = 0; i < n; ++i) y[i] += a * load<F>(row, i);
 }
 
