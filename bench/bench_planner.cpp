@@ -1,0 +1,85 @@
+// Planner speed and quality: run-time planning of each preset, the lifetime packer's arena against
+// the lower bound on a seeded random corpus, and decode speed of the CPU runtime on a generated model.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "../tests/test_model.hpp"
+#include "vramplan/io/gguf_model.hpp"
+#include "vramplan/model/presets.hpp"
+#include "vramplan/plan/plan.hpp"
+#include "vramplan/runtime/cpu_backend.hpp"
+#include "vramplan/runtime/cpu_llama.hpp"
+#include "vramplan/runtime/model_loader.hpp"
+#include "vramplan/target/catalog.hpp"
+
+using namespace vramplan;
+
+static void BM_plan_preset(benchmark::State& state) {
+    const auto& e = presets::catalog[static_cast<std::size_t>(state.range(0))];
+    const model_desc m = presets::describe(e, uniform_policy(format{format_id::q8_0}));
+    for (auto _ : state) benchmark::DoNotOptimize(plan_auto_offload(m, targets::by_name("4090"), {.context = 8192}).needed());
+    state.SetLabel(std::string(e.name));
+}
+BENCHMARK(BM_plan_preset)->DenseRange(0, 7)->Unit(benchmark::kMicrosecond);
+
+static void BM_packer_random(benchmark::State& state) {
+    std::mt19937_64 rng(20261129);
+    const int n = static_cast<int>(state.range(0));
+    std::vector<std::vector<lifetime_request>> corpus(100);
+    for (auto& req : corpus) {
+        req.resize(n);
+        for (auto& r : req) {
+            r.first = static_cast<std::uint32_t>(rng() % 40);
+            r.last = r.first + static_cast<std::uint32_t>(rng() % (40 - r.first));
+            r.bytes = 256 * (1 + rng() % 4096);
+        }
+    }
+    std::vector<std::uint64_t> off(n), scratch(n);
+    std::vector<std::uint32_t> order(n);
+    std::unique_ptr<bool[]> flags(new bool[n]);
+    double ratio = 0;
+    for (auto _ : state) {
+        ratio = 0;
+        for (const auto& req : corpus)
+            ratio += static_cast<double>(pack_lifetimes(req, off, scratch, order, std::span<bool>(flags.get(), n))) / lifetime_lower_bound(req);
+    }
+    state.counters["arena_over_lower_bound"] = ratio / corpus.size();
+}
+BENCHMARK(BM_packer_random)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
+
+static void BM_generate_decode(benchmark::State& state) {
+    test_model::spec s;
+    s.vocab = 4096;
+    s.embd = 512;
+    s.layers = 8;
+    s.heads = 8;
+    s.kv_heads = 2;
+    s.head_dim = 64;
+    s.ff = 1536;
+    s.weights = format{format_id::q4_0};
+    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_bench_model.gguf").string();
+    test_model::write(path, s);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "bench");
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64});
+    runtime::cpu_backend backend;
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    runtime::load_weights(file, a);
+    kernels::cpu::thread_pool pool(2);
+    runtime::cpu_llama<runtime::cpu_backend> llm(a, pool);
+    std::int32_t token = 1, position = 0;
+    for (auto _ : state) {
+        const float* logits = llm.forward(std::span(&token, 1), std::span(&position, 1));
+        token = static_cast<std::int32_t>(kernels::cpu::argmax(logits, s.vocab));
+        position = (position + 1) % 1024;
+    }
+    state.counters["tokens_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+    std::filesystem::remove(path);
+}
+BENCHMARK(BM_generate_decode)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
