@@ -24,7 +24,7 @@ for cxx in g++ clang++; do
     for p in $presets; do
         cat >"$work/$p.cpp" <<CPP
 #include <vramplan/vramplan.hpp>
-static_assert(vramplan::compile_time_plan<vramplan::presets::$p<vramplan::q8_0>, vramplan::targets::h100_80gb, vramplan::limits{.context = 8192}>.needed() > 0);
+static_assert(vramplan::compile_time_plan<vramplan::presets::$p<vramplan::f16>, vramplan::targets::h100_80gb, vramplan::limits{.context = 8192}>.needed() > 0);
 CPP
         read -r s m <<<"$(measure $cxx $flags "$work/$p.cpp")"
         echo "| plan $p at compile time | $cxx | $s | $m |"

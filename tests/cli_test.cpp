@@ -43,7 +43,7 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 
 }  // namespace
 
-TEST_CASE("plan: Llama-3-8B Q4_0 at 8192 tokens on an RTX 4060 8GB, every number by hand") {
+TEST_CASE("plan: Llama-3-8B Q4_0 at 8192 tokens on an RTX 4060 8GB and every number by hand") {
     const auto j = run_json("plan -m llama-3-8b -g rtx-4060-8gb --weights q4_0 --ctx 8192", 0);
     CHECK(j["fits"] == true);
     CHECK(j["params"] == 8'030'261'248ull);
@@ -63,7 +63,7 @@ TEST_CASE("plan: Llama-3-8B Q4_0 at 8192 tokens on an RTX 4060 8GB, every number
     CHECK(text.out.find("[WWW") != std::string::npos);
 }
 
-TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090: check fails; advise and auto offload name 37 layers") {
+TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090: check fails and advise and auto offload name 37 layers") {
     const auto c = run("check -m llama3.1-70b -g 4090 --weights q4_0 --ctx 8192");
     CHECK(c.rc == 1);
     CHECK(lines(c.out) == 1);
@@ -88,7 +88,7 @@ TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090: check fails; advise and auto offl
     CHECK(run("check -m llama3.1-70b -g 4090 --weights q4_0 --ctx 65536 --gpus 2").rc == 1);
 }
 
-TEST_CASE("config.json and GGUF inputs; only the GGUF header is read") {
+TEST_CASE("config.json and GGUF inputs and only the GGUF header is read") {
     const std::string cfg = temp("vramplan_cli_config.json");
     std::ofstream(cfg) << R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008, "rms_norm_eps": 1e-5})";
@@ -118,7 +118,7 @@ TEST_CASE("config.json and GGUF inputs; only the GGUF header is read") {
     std::filesystem::remove(gguf);
 }
 
-TEST_CASE("train: LoRA on Llama-2-7B, largest micro-batch and accumulation by hand") {
+TEST_CASE("train: LoRA on Llama-2-7B and largest micro-batch and accumulation by hand") {
     const auto j = run_json("train -m llama2-7b -g a100-80gb --seq 2048 --global-batch 64 --lora 8", 0);
     CHECK(j["trainable_params"] == 19'988'480);
     CHECK(j["weights_bytes"] == 2 * 6'738'415'616ull + 2 * 19'988'480ull);
@@ -132,7 +132,7 @@ TEST_CASE("train: LoRA on Llama-2-7B, largest micro-batch and accumulation by ha
     CHECK(t.out.find("does not fit") != std::string::npos);
 }
 
-TEST_CASE("models, gpus and the SVG picture") {
+TEST_CASE("models and gpus and the SVG picture") {
     const auto m = run("models");
     CHECK(m.rc == 0);
     CHECK(m.out.find("70,553,706,496") != std::string::npos);
@@ -150,7 +150,7 @@ TEST_CASE("models, gpus and the SVG picture") {
     std::filesystem::remove(svg);
 }
 
-TEST_CASE("bad input: one clear line, exit 2, the valid choices named") {
+TEST_CASE("bad input: one clear line and exit 2 and the valid choices named") {
     for (auto [args, expect] : {std::pair{"plan -m gpt-9 -g 4090", "built-in models: Llama-2-7B"}, std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: RTX 3060"},
                                 std::pair{"plan -m llama3-8b -g 4090 --kv q9", "known formats:"}, std::pair{"plan -m llama3-8b -g 4090 --ctx 0", "context must be"},
                                 std::pair{"plan -m llama3-8b -g 4090 --gpu-layers many", "--gpu-layers takes"},

@@ -255,7 +255,7 @@ void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_h
 }
 }  // namespace
 
-TEST_CASE("fused attention against naive attention: head dims 8 and 128, GQA 1 to 8, contexts 1 and 4097") {
+TEST_CASE("fused attention against naive attention: head dims 8 and 128 and GQA 1 to 8 and contexts 1 and 4097") {
     cpu::thread_pool pool(2);
     for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0, kernel_format::f32}) {
         for (std::uint64_t group : {1, 2, 4, 8}) check_attention(kv, 128, 8, 8 / group, 300, 1, 4, pool);
@@ -268,7 +268,7 @@ TEST_CASE("fused attention against naive attention: head dims 8 and 128, GQA 1 t
     CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);
 }
 
-TEST_CASE("RMSNorm, RoPE, SwiGLU, residual add, softmax and argmax against double references") {
+TEST_CASE("RMSNorm and RoPE and SwiGLU and residual add and softmax and argmax against double references") {
     const std::size_t n = 172;
     const auto x = random_values(2 * n, 1), w = random_values(n, 2);
     std::vector<float> y(2 * n);

@@ -50,7 +50,7 @@ TEST_CASE("the allocation counter sees allocations") {
     CHECK(allocations == 2);  // the vector object and its storage
 }
 
-TEST_CASE("a decode step allocates nothing on the host, resident or streamed") {
+TEST_CASE("a decode step allocates nothing on the host and resident or streamed") {
     test_model::spec s;
     s.weights = format{format_id::q4_0};
     const std::string path = (std::filesystem::temp_directory_path() / "vramplan_noalloc.gguf").string();

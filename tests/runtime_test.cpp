@@ -68,7 +68,7 @@ run_result run(const std::string& path, const std::vector<std::int32_t>& tokens,
 
 }  // namespace
 
-TEST_CASE("the forward pass matches a naive double-precision Llama for F32, F16, Q8_0 and Q4_0 weights") {
+TEST_CASE("the forward pass matches a naive double-precision Llama for F32 and F16 and Q8_0 and Q4_0 weights") {
     const std::vector<std::int32_t> tokens{1, 17, 5, 63, 22, 9, 40, 2, 31};
     for (format_id w : {format_id::f32, format_id::f16, format_id::q8_0, format_id::q4_0}) {
         CAPTURE(name(format{w}));
@@ -139,7 +139,7 @@ TEST_CASE("streaming most layers through staging gives exactly the resident resu
     std::filesystem::remove(path);
 }
 
-TEST_CASE("one allocation per tier, views at planned offsets, refusal before allocation") {
+TEST_CASE("one allocation per tier and views at planned offsets and refusal before allocation") {
     test_model::spec s;
     const std::string path = temp_file("vramplan_arena.gguf");
     test_model::write(path, s, 11);
@@ -205,7 +205,7 @@ TEST_CASE("an arena in a static buffer sized by the compile-time plan runs the r
     CHECK_THROWS_WITH_AS(runtime::arena<cpu_backend>(edge_plan, backend, std::span(small)), doctest::Contains("buffer holds 64 bytes"), error);
 }
 
-TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens; the quantized files generate fluent text") {
+TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens and the quantized files generate fluent text") {
     if (!std::filesystem::exists(shared_models + "stories260K.gguf")) {
         MESSAGE("../shared/models absent: skipped");
         return;

@@ -152,7 +152,7 @@ TEST_CASE("CUDA fused attention and KV append equal the CPU kernels") {
     }
 }
 
-TEST_CASE("CUDA RMSNorm, RoPE, SwiGLU, softmax and argmax equal the CPU kernels") {
+TEST_CASE("CUDA RMSNorm and RoPE and SwiGLU and softmax and argmax equal the CPU kernels") {
     if (!have_gpu()) return;
     const std::uint64_t n = 4096, rows = 3;
     const auto x = random_values(rows * n, 1), w = random_values(n, 2);
@@ -182,7 +182,7 @@ TEST_CASE("CUDA RMSNorm, RoPE, SwiGLU, softmax and argmax equal the CPU kernels"
     for (std::uint64_t i = 0; i < rows; ++i) CHECK(b[i] == static_cast<std::int32_t>(kernels::cpu::argmax(x.data() + i * n, n)));
 }
 
-TEST_CASE("the CUDA forward pass equals the CPU one, resident and streamed") {
+TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") {
     if (!have_gpu()) return;
     test_model::spec s;
     s.weights = format{format_id::q8_0};

@@ -71,16 +71,20 @@ inline constexpr std::array<format_traits, 38> format_table{{
 }};
 }  // namespace detail
 
-constexpr const format_traits* find_traits(format_id id) {
-    for (const auto& t : detail::format_table)
-        if (t.id == id) return &t;
-    return nullptr;
+// An index rather than a pointer: GCC cannot compare pointers in constant expressions when
+// UndefinedBehaviorSanitizer instruments them, and the sanitizer build compiles these too.
+inline constexpr std::size_t no_format = ~std::size_t{0};
+
+constexpr std::size_t traits_index(format_id id) {
+    for (std::size_t i = 0; i < detail::format_table.size(); ++i)
+        if (detail::format_table[i].id == id) return i;
+    return no_format;
 }
 
 constexpr const format_traits& traits(format f) {
-    const format_traits* t = find_traits(f.id);
-    if (t == nullptr) throw error("unknown format id " + std::to_string(static_cast<std::uint32_t>(f.id)));
-    return *t;
+    const std::size_t i = traits_index(f.id);
+    if (i == no_format) throw error("unknown format id " + std::to_string(static_cast<std::uint32_t>(f.id)));
+    return detail::format_table[i];
 }
 
 // Elements a row length must be a multiple of.
@@ -166,7 +170,7 @@ inline format format_by_name(std::string_view text) {
 
 inline format format_by_gguf_type(std::uint32_t type_id) {
     if (type_id < 1000)
-        if (const format_traits* t = find_traits(static_cast<format_id>(type_id))) return format{t->id};
+        if (const std::size_t i = traits_index(static_cast<format_id>(type_id)); i != no_format) return format{detail::format_table[i].id};
     throw error("unknown GGUF tensor type id " + std::to_string(type_id) +
                 " (a newer GGUF type, or a corrupt file)");
 }

@@ -8,6 +8,7 @@
 #include "vramplan/kernels/cuda/dispatch.cuh"
 #include "vramplan/kernels/kernel_format.hpp"
 #include "vramplan/runtime/arena.hpp"
+#include "vramplan/runtime/attention_call.hpp"
 #include "vramplan/runtime/cuda_backend.cuh"
 #include "vramplan/runtime/layer_streamer.hpp"
 
@@ -69,21 +70,7 @@ public:
             gpu::rope(buf(act::k), T, s.n_head_kv, static_cast<int>(s.head_dim), pos, s.rope_base, st);
             const auto kc = a_.kv(l, false), vc = a_.kv(l, true);
             kv_append_(buf(act::k), buf(act::v), pos, nullptr, T, KV, p.lim.context * p.lim.batch, kc.data, vc.data, st);
-            kernels::attention_args at;
-            at.tokens = T;
-            at.n_head = s.n_head;
-            at.n_head_kv = s.n_head_kv;
-            at.head_dim = s.head_dim;
-            at.context = p.lim.context;
-            at.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-            at.q = buf(act::q);
-            at.pos = pos;
-            at.k = kc.data;
-            at.v = vc.data;
-            at.out = buf(act::attn_out);
-            at.workspace = buf(act::attn_scratch);
-            at.workspace_rows = p.act[static_cast<std::size_t>(act::attn_scratch)].bytes / (s.n_head * (s.head_dim + 2) * 4);
-            at.max_splits = kv_splits(p.lim.context);
+            const auto at = attention_call(p, T, buf(act::q), pos, kc.data, vc.data, buf(act::attn_out), buf(act::attn_scratch));
             attention_(at, st);
             matmul(tensor_role::attn_output, buf(act::attn_out), buf(act::attn_proj), E, Q);
             gpu::add(x, buf(act::attn_proj), T * E, st);
