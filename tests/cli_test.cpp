@@ -145,7 +145,8 @@ TEST_CASE("models and gpus and the SVG picture") {
     const std::string pic((std::istreambuf_iterator<char>(in)), {});
     CHECK(pic.rfind("<svg", 0) == 0);
     CHECK(pic.find("pinned host tier") != std::string::npos);
-    CHECK(pic.find("budget (capacity - reserve)") != std::string::npos);
+    CHECK(pic.find("budget: capacity - reserve") != std::string::npos);
+    CHECK(pic.find("GPU activation arena (zoomed)") != std::string::npos);
     CHECK(std::count(pic.begin(), pic.end(), '\n') > 400);  // a rectangle per buffer
     std::filesystem::remove(svg);
 }

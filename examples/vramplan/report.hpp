@@ -195,47 +195,59 @@ inline nlohmann::json plan_json(const plan_summary& s) {
 }
 
 // Per tier: schedule steps left to right, arena offset bottom to top; persistent buffers span
-// every step. The GPU panel draws its capacity line.
+// every step. The GPU panel draws its budget line; a zoomed panel shows the activation arena,
+// where buffers with disjoint lifetimes share memory.
 inline std::string plan_svg(const plan& p) {
-    const int panel_w = 520, panel_h = 560, margin = 60;
+    const int panel_w = 460, panel_h = 560, margin = 70, top = 60;
     const char* colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1"};
-    std::string out;
     const auto all = buffers(p);
-    const bool host = p.host.total() > 0;
-    const int width = margin + (panel_w + margin) * (host ? 2 : 1);
-    out += fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)svg" "\n", width, panel_h + 2 * margin);
-    out += fmt::format(R"svg(<text x="{}" y="24" font-size="16">{} on {}: {} needed of {}</text>)svg" "\n", margin, p.model.name, p.target.name, human(p.needed()),
-                       human(p.target.capacity));
-    int panel = 0;
-    for (tier t : {tier::gpu, tier::host}) {
-        const std::uint64_t total = t == tier::gpu ? std::max(p.target.capacity, p.gpu.total()) : p.host.total();
-        if (total == 0) continue;
-        const int x0 = margin + panel * (panel_w + margin), y0 = margin;
-        auto y = [&](std::uint64_t off) { return y0 + panel_h - static_cast<double>(off) / static_cast<double>(total) * panel_h; };
+    struct panel_spec {
+        std::string title;
+        tier where;
+        std::uint64_t base, size;
+        bool activations_only;
+    };
+    std::vector<panel_spec> panels{{"GPU tier", tier::gpu, 0, std::max(p.target.capacity, p.gpu.total()), false}};
+    if (p.gpu.activations.bytes) panels.push_back({"GPU activation arena (zoomed)", tier::gpu, p.gpu.activations.offset, p.gpu.activations.bytes, true});
+    if (p.host.total()) panels.push_back({"pinned host tier", tier::host, 0, p.host.total(), false});
+    const int width = margin + static_cast<int>(panels.size()) * (panel_w + margin), height = top + panel_h + 130;
+    std::string out = fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)svg" "\n", width, height);
+    out += fmt::format(R"svg(<rect width="{}" height="{}" fill="white"/>)svg" "\n", width, height);
+    out += fmt::format(R"svg(<text x="{}" y="24" font-size="16">{} on {}: {} needed of {} ({})</text>)svg" "\n", margin, p.model.name, p.target.name,
+                       human(p.needed()), human(p.target.capacity), p.fits() ? "fits" : "does not fit");
+    for (std::size_t k = 0; k < panels.size(); ++k) {
+        const auto& pn = panels[k];
+        const int x0 = margin + static_cast<int>(k) * (panel_w + margin), y0 = top;
+        auto y = [&](std::uint64_t off) { return y0 + panel_h - static_cast<double>(off - pn.base) / static_cast<double>(pn.size) * panel_h; };
         const double step_w = static_cast<double>(panel_w) / n_steps;
-        out += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)svg" "\n", x0, y0, panel_w, panel_h);
-        out += fmt::format(R"svg(<text x="{}" y="{}">{} tier ({})</text>)svg" "\n", x0, y0 - 8, t == tier::gpu ? "GPU" : "pinned host", human(total));
+        out += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="#f4f4f4" stroke="#333"/>)svg" "\n", x0, y0, panel_w, panel_h);
+        out += fmt::format(R"svg(<text x="{}" y="{}">{} ({})</text>)svg" "\n", x0, y0 - 8, pn.title, human(pn.size));
         for (const auto& b : all) {
-            if (b.where != t || b.reserved == 0) continue;
+            if (b.where != pn.where || b.reserved == 0 || (pn.activations_only && b.kind != buffer_kind::activations)) continue;
             const double bx = b.persistent ? 0 : b.first * step_w, bw = b.persistent ? panel_w : (b.last - b.first + 1) * step_w;
-            const double top = y(b.offset + b.reserved), h = std::max(0.5, y(b.offset) - top);
-            out += fmt::format(R"svg(<rect x="{:.1f}" y="{:.2f}" width="{:.1f}" height="{:.2f}" fill="{}" stroke="white" stroke-width="0.3"><title>{} {} at {}</title></rect>)svg" "\n",
-                               x0 + bx, top, bw, h, colors[static_cast<int>(b.kind)], b.name, human(b.reserved), with_separators(b.offset));
+            const double y_top = y(b.offset + b.reserved), h = std::max(0.5, y(b.offset) - y_top);
+            out += fmt::format(R"svg(<rect x="{:.1f}" y="{:.2f}" width="{:.1f}" height="{:.2f}" fill="{}" stroke="{}" stroke-width="{}"><title>{}: {} at offset {}</title></rect>)svg" "\n",
+                               x0 + bx, y_top, bw, h, colors[static_cast<int>(b.kind)], pn.activations_only ? "white" : "none",
+                               pn.activations_only ? 1 : 0, b.name, human(b.reserved), with_separators(b.offset));
+            if (pn.activations_only && h > 14)
+                out += fmt::format(R"svg(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="white">{}</text>)svg" "\n", x0 + bx + 3, y_top + 12, b.name.substr(4));
         }
-        if (t == tier::gpu) {
+        if (!pn.activations_only && pn.where == tier::gpu) {
             const double cap = y(p.target.budget());
-            out += fmt::format(R"svg(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="red" stroke-dasharray="6 3"/><text x="{}" y="{:.1f}" fill="red">budget (capacity - reserve)</text>)svg" "\n",
-                               x0, x0 + panel_w, cap, cap, x0 + 4, cap - 4);
+            out += fmt::format(R"svg(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="red" stroke-width="2" stroke-dasharray="6 3"/><text x="{}" y="{:.1f}" fill="red">budget: capacity - reserve</text>)svg" "\n",
+                               x0, x0 + panel_w, cap, cap, x0 + 4, cap - 5);
         }
-        for (int s = 0; s < n_steps; ++s)
-            out += fmt::format(R"svg(<text x="{:.1f}" y="{}" font-size="9" transform="rotate(45 {:.1f} {})">{}</text>)svg" "\n", x0 + s * step_w + 2, y0 + panel_h + 12,
-                               x0 + s * step_w + 2, y0 + panel_h + 12, step_names[s]);
-        ++panel;
+        for (int st = 0; st < n_steps; ++st) {
+            const double tx = x0 + st * step_w + step_w / 2;
+            out += fmt::format(R"svg(<text x="{:.1f}" y="{}" font-size="9" transform="rotate(60 {:.1f} {})">{}</text>)svg" "\n", tx, y0 + panel_h + 10, tx,
+                               y0 + panel_h + 10, step_names[st]);
+        }
     }
     const char* labels[] = {"weights", "KV cache", "activations", "staging"};
     for (int k = 0; k < 4; ++k)
-        out += fmt::format(R"svg(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)svg" "\n", margin + k * 120, panel_h + 2 * margin - 18,
-                           colors[k], margin + k * 120 + 16, panel_h + 2 * margin - 8, labels[k]);
+        out += fmt::format(R"svg(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)svg" "\n", margin + k * 130, height - 22, colors[k],
+                           margin + k * 130 + 16, height - 12, labels[k]);
+    out += fmt::format(R"svg(<text x="{}" y="{}" fill="#555">x: schedule step (persistent buffers span all); y: arena offset</text>)svg" "\n", margin + 560, height - 12);
     out += "</svg>\n";
     return out;
 }
