@@ -142,6 +142,35 @@ __attribute__((target("avx2,fma,f16c"))) inline void axpy_f32(float a, const flo
     for (; i < n; ++i) y[i] += a * v[i];
 }
 
+// Q4_0 rows times x with the -8 offset taken out of the inner loop: sum (q-8) x = sum q x - 8 sum x,
+// where xsum holds each 32-block's sum of x (computed once per vector, shared by every row). Two
+// rows per call share the loads of x.
+__attribute__((target("avx2,fma,f16c"))) inline void dot2_q4_0(const blocks::q4_0* w0, const blocks::q4_0* w1, const float* x, const float* xsum,
+                                                                std::uint64_t n, float& r0, float& r1) {
+    const __m256i low = _mm256_set1_epi32(0x0f);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    float corr0 = 0.0f, corr1 = 0.0f;
+    for (std::uint64_t b = 0; b < n / 32; ++b, x += 32) {
+        const __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8), x2 = _mm256_loadu_ps(x + 16), x3 = _mm256_loadu_ps(x + 24);
+        const blocks::q4_0* rows[2] = {w0 + b, w1 + b};
+        __m256* accs[2] = {&acc0, &acc1};
+        float* corrs[2] = {&corr0, &corr1};
+        for (int r = 0; r < 2; ++r) {
+            const __m256i b0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(rows[r]->qs)));
+            const __m256i b1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(rows[r]->qs + 8)));
+            __m256 s0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b0, low)), x0);
+            __m256 s1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b1, low)), x1);
+            s0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b0, 4)), x2, s0);
+            s1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b1, 4)), x3, s1);
+            const float d = scale(rows[r]->d);
+            *accs[r] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_add_ps(s0, s1), *accs[r]);
+            *corrs[r] += d * xsum[b];
+        }
+    }
+    r0 = hsum(acc0) - 8.0f * corr0;
+    r1 = hsum(acc1) - 8.0f * corr1;
+}
+
 // y += a * row, for the V side of attention.
 __attribute__((target("avx2,fma,f16c"))) inline void axpy_f16(float a, const half_bits* v, float* y, std::uint64_t n) {
     const __m256 va = _mm256_set1_ps(a);
