@@ -88,6 +88,17 @@ TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090: check fails and advise and auto o
     CHECK(run("check -m llama3.1-70b -g 4090 --weights q4_0 --ctx 65536 --gpus 2").rc == 1);
 }
 
+TEST_CASE("tensor parallelism: each of 4 GPUs holds a quarter of every layer and of the vocabulary") {
+    const auto j = run_json("plan -m llama3.1-70b -g h100 --tp 4 --weights f16 --ctx 8192", 0);
+    CHECK(j["tensor_parallel"] == 4);
+    // Per layer: (8192x2048 q + 2 x 8192x256 k,v + 2048x8192 o + 3 x 8192x7168 ffn) x 2 B + 2 norms x 32,768 B;
+    // embedding and head: 32,064 x 8192 x 2 B each; output norm 32,768 B.
+    const std::uint64_t layer = (2 * 8192ull * 2048 + 2 * 8192ull * 256 + 3 * 8192ull * 7168) * 2 + 2 * 32'768;
+    CHECK(j["weights_bytes"] == 80 * layer + 2 * 32'064ull * 8192 * 2 + 32'768);
+    CHECK(j["kv_bytes"] == 80 * 2 * 8192ull * 256 * 2);  // 2 of the 8 KV heads
+    CHECK(run("check -m llama3.1-70b -g h100 --tp 3").out.find("tensor parallelism needs a factor") != std::string::npos);
+}
+
 TEST_CASE("config.json and GGUF inputs and only the GGUF header is read") {
     const std::string cfg = temp("vramplan_cli_config.json");
     std::ofstream(cfg) << R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,

@@ -18,7 +18,7 @@ namespace {
 
 struct plan_args {
     std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg;
-    std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1;
+    std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1;
     bool json = false;
 };
 
@@ -35,6 +35,9 @@ void add_plan_options(CLI::App* c, plan_args& a) {
     c->add_option("--host-ram", a.host_ram, "pinned host memory available for offloaded layers");
     c->add_option("--reserve", a.reserve, "override the GPU's runtime reserve (CUDA context, workspaces)");
     c->add_option("--gpus", a.gpus, "identical GPUs for pipeline parallelism")->check(CLI::Range(1, 64))->capture_default_str();
+    c->add_option("--tp", a.tp, "tensor-parallel factor: each GPU holds 1/K of every layer (the plan shown is one GPU's)")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
     c->add_flag("--json", a.json, "print the plan as JSON");
     c->add_option("--svg", a.svg, "draw the plan as an SVG picture into this file");
 }
@@ -50,6 +53,11 @@ struct inputs {
 inputs resolve(const plan_args& a) {
     inputs in;
     in.model = cli::load_model(a.model, a.weights, a.kv);
+    if (a.tp > 1) {
+        in.model.desc = tensor_parallel_shard(in.model.desc, a.tp);
+        in.model.name += " (1/" + std::to_string(a.tp) + " tensor-parallel shard)";
+        in.model.desc.name = cli::intern(in.model.name);
+    }
     in.gpu = cli::load_gpu(a.gpu, a.reserve);
     in.lim = limits{a.ctx, a.batch, a.ubatch, a.attention == "naive" ? attention_kernel::naive : attention_kernel::fused, false};
     validate(in.lim);
@@ -82,6 +90,7 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
     }
     if (a.json) {
         auto j = cli::plan_json(s);
+        j["tensor_parallel"] = a.tp;
         if (a.gpus > 1) {
             j["fits"] = fits;
             auto& devs = j["devices"] = nlohmann::json::array();
