@@ -5,7 +5,14 @@
 
 #include <cmath>
 
+#include <chrono>
+#include <filesystem>
+
+#include "../tests/test_model.hpp"
+#include "vramplan/io/gguf_model.hpp"
 #include "vramplan/kernels/cuda/dispatch.cuh"
+#include "vramplan/runtime/cuda_llama.cuh"
+#include "vramplan/runtime/model_loader.hpp"
 
 using namespace vramplan;
 using kernels::kernel_format;
@@ -87,8 +94,64 @@ void BM_cuda_decode_attention(benchmark::State& state) {
     state.SetLabel(kernels::kernel_format_name(Kv));
 }
 
+// Streamed decode against its parts: compute alone (every layer resident), transfer alone (the
+// streamed layers' bytes over the host link) and both together (every layer streamed through the
+// two staging slots). overlap = max(transfer, compute) / streamed: 1 means perfect overlap.
+void BM_cuda_streamed_overlap(benchmark::State& state) {
+    if (!gpu_present()) return state.SkipWithError("no CUDA device");
+    test_model::spec s;
+    s.vocab = 4096;
+    s.embd = 2048;
+    s.layers = 8;
+    s.heads = 16;
+    s.kv_heads = 4;
+    s.head_dim = 128;
+    s.ff = 5632;
+    s.weights = format{format_id::q8_0};
+    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_bench_stream.gguf").string();
+    test_model::write(path, s);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "bench");
+    float* logits = nullptr;
+    gpu::check(cudaMallocHost(&logits, s.vocab * sizeof(float)), "cudaMallocHost");
+    auto decode_seconds = [&](std::uint64_t gpu_layers, std::uint64_t& streamed_bytes) {
+        plan_options o;
+        o.gpu_layers = gpu_layers;
+        const plan p = plan_inference(m, target_desc{"gpu", 8ull << 30, 0}, {.context = 512, .ubatch = 16}, o);
+        runtime::cuda_backend backend;
+        runtime::arena<runtime::cuda_backend> a(p, backend);
+        runtime::load_weights(file, a);
+        runtime::cuda_llama llm(a, logits);
+        std::int32_t tok = 1, pos = 0;
+        llm.forward(std::span(&tok, 1), std::span(&pos, 1));
+        const auto t0 = std::chrono::steady_clock::now();
+        for (pos = 1; pos < 33; ++pos) llm.forward(std::span(&tok, 1), std::span(&pos, 1));
+        streamed_bytes = p.host.weights.bytes;
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 32;
+    };
+    double compute = 0, streamed = 0, transfer = 0;
+    for (auto _ : state) {
+        std::uint64_t bytes = 0, host_bytes = 0;
+        compute = decode_seconds(all_gpu_layers, bytes);
+        streamed = decode_seconds(0, host_bytes);
+        thrust::device_vector<std::uint8_t> dst(host_bytes);
+        std::uint8_t* src = nullptr;
+        gpu::check(cudaMallocHost(&src, host_bytes), "cudaMallocHost");
+        transfer = time_it([&] { cudaMemcpyAsync(thrust::raw_pointer_cast(dst.data()), src, host_bytes, cudaMemcpyHostToDevice); }, 10);
+        cudaFreeHost(src);
+        state.SetIterationTime(streamed);
+    }
+    cudaFreeHost(logits);
+    std::filesystem::remove(path);
+    state.counters["compute_ms"] = compute * 1e3;
+    state.counters["transfer_ms"] = transfer * 1e3;
+    state.counters["streamed_ms"] = streamed * 1e3;
+    state.counters["overlap"] = std::max(compute, transfer) / streamed;
+}
+
 }  // namespace
 
+BENCHMARK(BM_cuda_streamed_overlap)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_cuda_matvec<kernel_format::f16>)->Args({8192, 28672})->UseManualTime();
 BENCHMARK(BM_cuda_matvec<kernel_format::q8_0>)->Args({8192, 28672})->UseManualTime();
 BENCHMARK(BM_cuda_matvec<kernel_format::q4_0>)->Args({8192, 28672})->UseManualTime();
