@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "../tests/random_values.hpp"
+
 #include "vramplan/kernels/cpu/dispatch.hpp"
 
 using namespace vramplan;
@@ -24,13 +26,7 @@ kernels::cpu::thread_pool& pool() {
     return p;
 }
 
-std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
+using test_data::random_values;
 
 template <kernel_format F>
 std::vector<std::uint8_t> stored(std::uint64_t rows, std::uint64_t cols) {

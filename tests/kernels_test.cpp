@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+#include "random_values.hpp"
+
 #include "vramplan/io/gguf_reader.hpp"
 #include "vramplan/kernels/cpu/dispatch.hpp"
 #include "vramplan/kernels/cpu/elementwise.hpp"
@@ -18,13 +20,7 @@ using namespace vramplan::kernels;
 
 namespace {
 
-std::vector<float> random_values(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> dist(0.0f, scale);
-    std::vector<float> v(n);
-    for (auto& x : v) x = dist(rng);
-    return v;
-}
+using test_data::random_values;
 
 // A row of n values stored in format F, and its exact dequantized values.
 struct stored_row {

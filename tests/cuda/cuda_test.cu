@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "../random_values.hpp"
+
 #include "../test_model.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/model/presets.hpp"
@@ -36,13 +38,7 @@ bool have_gpu() {
     return true;
 }
 
-std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
+using test_data::random_values;
 
 template <kernel_format F>
 std::vector<std::uint8_t> store_rows(const std::vector<float>& x, std::uint64_t rows, std::uint64_t cols) {
