@@ -1,5 +1,7 @@
 // A fixed set of worker threads for the CPU kernels. parallel_for hands each thread a contiguous
 // share of [0, n) and waits; it allocates nothing, so a decode step stays allocation-free.
+// A decode step issues hundreds of small parallel_for calls, so waking a sleeping thread (tens of
+// microseconds) would dominate: workers and the caller spin briefly before they block.
 #pragma once
 
 #include <algorithm>
@@ -21,7 +23,7 @@ public:
         {
             std::lock_guard lock(mu_);
             stop_ = true;
-            ++generation_;
+            generation_.fetch_add(1, std::memory_order_release);
         }
         cv_.notify_all();
         for (auto& w : workers_) w.join();
@@ -38,36 +40,40 @@ public:
             fn(std::uint64_t{0}, n);
             return;
         }
-        auto thunk = [](void* ctx, std::uint64_t b, std::uint64_t e) { (*static_cast<Fn*>(ctx))(b, e); };
         {
             std::lock_guard lock(mu_);
-            task_ = thunk;
+            task_ = [](void* ctx, std::uint64_t b, std::uint64_t e) { (*static_cast<std::remove_reference_t<Fn>*>(ctx))(b, e); };
             ctx_ = &fn;
             total_ = n;
-            pending_ = n_ - 1;
-            ++generation_;
+            pending_.store(n_ - 1, std::memory_order_relaxed);
+            generation_.fetch_add(1, std::memory_order_release);
         }
         cv_.notify_all();
         const auto [b, e] = share(0, n);
         fn(b, e);
-        std::unique_lock lock(mu_);
-        done_cv_.wait(lock, [&] { return pending_ == 0; });
+        for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+            if (spin < spin_limit) continue;
+            std::unique_lock lock(mu_);
+            done_cv_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+        }
     }
 
 private:
-    std::pair<std::uint64_t, std::uint64_t> share(unsigned t, std::uint64_t n) const {
-        return {n * t / n_, n * (t + 1) / n_};
-    }
+    static constexpr int spin_limit = 1 << 16;
+
+    std::pair<std::uint64_t, std::uint64_t> share(unsigned t, std::uint64_t n) const { return {n * t / n_, n * (t + 1) / n_}; }
+
     void run(unsigned t) {
         std::uint64_t seen = 0;
         for (;;) {
+            for (int spin = 0; generation_.load(std::memory_order_acquire) == seen && spin < spin_limit; ++spin) std::this_thread::yield();
             void (*task)(void*, std::uint64_t, std::uint64_t);
             void* ctx;
             std::uint64_t n;
             {
                 std::unique_lock lock(mu_);
-                cv_.wait(lock, [&] { return generation_ != seen; });
-                seen = generation_;
+                cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+                seen = generation_.load(std::memory_order_acquire);
                 if (stop_) return;
                 task = task_;
                 ctx = ctx_;
@@ -75,11 +81,10 @@ private:
             }
             const auto [b, e] = share(t, n);
             if (b < e) task(ctx, b, e);
-            {
-                std::lock_guard lock(mu_);
-                --pending_;
+            if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                std::lock_guard lock(mu_);  // pairs with the caller's wait, so the notify is not lost
+                done_cv_.notify_one();
             }
-            done_cv_.notify_one();
         }
     }
 
@@ -90,8 +95,8 @@ private:
     void (*task_)(void*, std::uint64_t, std::uint64_t) = nullptr;
     void* ctx_ = nullptr;
     std::uint64_t total_ = 0;
-    unsigned pending_ = 0;
-    std::uint64_t generation_ = 0;
+    std::atomic<unsigned> pending_{0};
+    std::atomic<std::uint64_t> generation_{0};
     bool stop_ = false;
 };
 
