@@ -259,10 +259,69 @@ TEST_CASE("fused attention against naive attention: head dims 8 and 128 and GQA 
         check_attention(kv, 128, 4, 1, 1, 1, 32, pool);     // a single key: MQA
         check_attention(kv, 64, 4, 2, 4097, 1, 32, pool);   // long decode, split along the context
         check_attention(kv, 64, 4, 2, 97, 16, 1, pool);     // prefill chunk
+        check_attention(kv, 80, 8, 4, 301, 1, 1, pool);     // one split: KV heads spread over threads
+        check_attention(kv, 96, 6, 2, 45, 2, 2, pool);      // tiles of 16 keys with a partial last tile
     }
     CHECK_THROWS_WITH_AS(cpu::find_attention(kernel_format::q8_0, 100), doctest::Contains("no fused attention kernel for head_dim 100"), error);
     CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);
 }
+
+namespace {
+// One tile step through whichever path the processor takes, against the portable step, from an
+// empty state and from one that already holds keys with a larger max (so the rescale is exercised).
+template <int HeadDim>
+void check_tile_step(int n, std::uint64_t seed) {
+    CAPTURE(HeadDim);
+    CAPTURE(n);
+    const auto q = random_values(HeadDim, seed, 2.0f), k = random_values(cpu::key_tile * HeadDim, seed + 1),
+               v = random_values(cpu::key_tile * HeadDim, seed + 2);
+    cpu::key_slices<HeadDim> ks, vs;
+    for (int j = 0; j < cpu::key_tile; ++j)
+        for (int d = 0; d < HeadDim; ++d) ks[j][d] = k[j * HeadDim + d], vs[j][d] = v[j * HeadDim + d];
+    for (float prior_max : {-INFINITY, 0.5f, 9.0f}) {
+        std::vector<float> fast(HeadDim + 2, 0.0f), slow;
+        fast[0] = prior_max;
+        fast[1] = prior_max == -INFINITY ? 0.0f : 3.0f;
+        for (int d = 0; d < HeadDim && prior_max != -INFINITY; ++d) fast[2 + d] = v[d];
+        slow = fast;
+        cpu::tile_step<HeadDim>(q.data(), ks, vs, n, 0.25f, cpu::head_state{fast.data()});
+        cpu::tile_step_portable(q.data(), &ks[0][0], &vs[0][0], HeadDim, n, 0.25f, cpu::head_state{slow.data()});
+        CHECK(fast[0] == doctest::Approx(slow[0]).epsilon(1e-6));
+        for (int i = 1; i < HeadDim + 2; ++i) CHECK(std::fabs(fast[i] - slow[i]) <= 1e-5 * (1 + std::fabs(slow[i])));
+    }
+}
+}  // namespace
+
+TEST_CASE("the attention tile step agrees with its portable version for head dims 8 to 128 and partial tiles") {
+    for (int n : {1, 7, 8, 13, cpu::key_tile}) {
+        check_tile_step<8>(n, 40);
+        check_tile_step<80>(n, 41);
+        check_tile_step<128>(n, 42);
+    }
+}
+
+#if VRAMPLAN_X86_SIMD
+TEST_CASE("the vectorized exp is within 2 ulp of std::exp on [-86 0]") {
+    if (!cpu::has_avx2()) return;
+    std::vector<float> x;
+    for (float v = -86.0f; v <= 0.0f; v += 0.0137f) x.push_back(v);
+    x.push_back(0.0f);
+    x.push_back(-1e-30f);
+    while (x.size() % 8) x.push_back(-0.5f);
+    std::vector<float> y(x.size());
+    cpu::simd::exp_nonpositive(x.data(), y.data(), x.size());
+    double worst_ulps = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double exact = std::exp(static_cast<double>(x[i]));
+        const double ulp = static_cast<double>(std::nextafter(static_cast<float>(exact), INFINITY) - static_cast<float>(exact));
+        worst_ulps = std::max(worst_ulps, std::fabs(y[i] - exact) / ulp);
+    }
+    CHECK(worst_ulps <= 2.0);
+    std::vector<float> minus_inf(8, -INFINITY), below(8);
+    cpu::simd::exp_nonpositive(minus_inf.data(), below.data(), 8);
+    CHECK(below[0] <= 5e-38f);  // clamped to e^-86: negligible next to the tile maximum's weight of 1
+}
+#endif
 
 TEST_CASE("RMSNorm and RoPE and SwiGLU and residual add and softmax and argmax against double references") {
     const std::size_t n = 172;

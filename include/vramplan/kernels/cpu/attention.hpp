@@ -4,12 +4,14 @@
 // partial softmax states that are merged, so decode of a single token still uses every thread.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 
 #include "vramplan/kernels/attention_args.hpp"
 #include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/cpu/attention_tile.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 
@@ -39,50 +41,51 @@ void attention(const attention_args& a, thread_pool& pool) {
     const auto* kc = static_cast<const std::uint8_t*>(a.k);
     const auto* vc = static_cast<const std::uint8_t*>(a.v);
 
-    // Pass 1: every (token, KV head, split) computes the softmax states of its query heads. Each
-    // key and value slice is dequantized once and used by every query head of the group (GQA), and
-    // scores are taken a tile of keys at a time so the running max rescales once per tile.
-    constexpr std::uint64_t tile = 32, heads_at_once = 8;
-    pool.parallel_for(a.tokens * a.n_head_kv * splits, [&](std::uint64_t begin, std::uint64_t end) {
+    // Pass 1: every (token, split, range of KV heads) folds its keys, a tile at a time, into the
+    // softmax states of its query heads, kept in the workspace. Each K and V slice is dequantized
+    // once for all query heads of its group (GQA). An item walks whole cache rows in order when it
+    // can (all KV heads), because scattered head slices cost a TLB miss every few rows, and the
+    // next tile's rows are prefetched while this one is computed. KV heads are split across items
+    // only when tokens x splits would leave threads idle.
+    const std::uint64_t rows_items = a.tokens * splits;
+    const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
+    const std::uint64_t head_ranges = rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
+    const std::uint64_t heads_per_range = (a.n_head_kv + head_ranges - 1) / head_ranges;
+    const auto slice_at = [&](const std::uint8_t* cache, std::uint64_t row, std::uint64_t g) {
+        return cache + row * row_bytes + g * HeadDim / block_size(Kv) * block_bytes(Kv);
+    };
+    pool.parallel_for(rows_items * head_ranges, [&](std::uint64_t begin, std::uint64_t end) {
+        alignas(32) key_slices<HeadDim> kf, vf;
         for (std::uint64_t item = begin; item < end; ++item) {
-            const std::uint64_t s = item % splits, g = item / splits % a.n_head_kv, t = item / splits / a.n_head_kv;
+            const std::uint64_t r = item % head_ranges, s = item / head_ranges % splits, t = item / head_ranges / splits;
+            const std::uint64_t g0 = r * heads_per_range, g1 = std::min(a.n_head_kv, g0 + heads_per_range);
+            if (g0 >= g1) continue;
             const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
             const std::uint64_t chunk = (keys + splits - 1) / splits;
-            const std::uint64_t from = s * chunk, to = from + chunk < keys ? from + chunk : keys;
+            const std::uint64_t from = std::min(s * chunk, keys), to = std::min(from + chunk, keys);
             const std::uint64_t base = (a.seq ? static_cast<std::uint64_t>(a.seq[t]) : 0) * a.context;
-            for (std::uint64_t h0 = g * group; h0 < (g + 1) * group; h0 += heads_at_once) {
-                const std::uint64_t nh = (g + 1) * group - h0 < heads_at_once ? (g + 1) * group - h0 : heads_at_once;
-                softmax_state st[heads_at_once];
-                alignas(32) float acc[heads_at_once][HeadDim] = {};
-                alignas(32) float scores[heads_at_once][tile];
-                alignas(32) float row[HeadDim];
-                for (std::uint64_t p0 = from; p0 < to; p0 += tile) {
-                    const std::uint64_t n = to - p0 < tile ? to - p0 : tile;
-                    for (std::uint64_t j = 0; j < n; ++j) {
-                        to_f32<Kv>(kc + (base + p0 + j) * row_bytes, g * HeadDim, row, HeadDim);
-                        for (std::uint64_t h = 0; h < nh; ++h)
-                            scores[h][j] = cpu::dot<kernel_format::f32>(row, a.q + (t * a.n_head + h0 + h) * HeadDim, HeadDim) * a.scale;
+            for (std::uint64_t h = g0 * group; h < g1 * group; ++h) {
+                head_state st{partial(t, h, s)};
+                st.m() = -INFINITY;
+                st.l() = 0.0f;
+                for (int d = 0; d < HeadDim; ++d) st.acc()[d] = 0.0f;
+            }
+            // The bytes of heads [g0, g1) in one row (whole rows when the item has every head).
+            const std::uint64_t span = static_cast<std::uint64_t>(slice_at(nullptr, 0, g1) - slice_at(nullptr, 0, g0)) + 64;
+            for (std::uint64_t p0 = from; p0 < to; p0 += key_tile) {
+                const int n = static_cast<int>(std::min<std::uint64_t>(to - p0, key_tile));
+                for (std::uint64_t j = p0 + key_tile; j < std::min<std::uint64_t>(to, p0 + 2 * key_tile); ++j)
+                    for (std::uint64_t off = 0; off < span; off += 64) {
+                        __builtin_prefetch(slice_at(kc, base + j, g0) + off, 0, 2);
+                        __builtin_prefetch(slice_at(vc, base + j, g0) + off, 0, 2);
                     }
-                    for (std::uint64_t h = 0; h < nh; ++h) {
-                        float m = st[h].m;
-                        for (std::uint64_t j = 0; j < n; ++j) m = scores[h][j] > m ? scores[h][j] : m;
-                        const float rescale = std::exp(st[h].m - m);
-                        float l = st[h].l * rescale;
-                        for (std::uint64_t j = 0; j < n; ++j) l += (scores[h][j] = std::exp(scores[h][j] - m));
-                        st[h] = softmax_state{m, l};
-                        if (rescale != 1.0f)
-                            for (auto& x : acc[h]) x *= rescale;
+                for (std::uint64_t g = g0; g < g1; ++g) {
+                    for (int j = 0; j < n; ++j) {
+                        to_f32<Kv>(kc + (base + p0 + j) * row_bytes, g * HeadDim, kf[j], HeadDim);
+                        to_f32<Kv>(vc + (base + p0 + j) * row_bytes, g * HeadDim, vf[j], HeadDim);
                     }
-                    for (std::uint64_t j = 0; j < n; ++j) {
-                        to_f32<Kv>(vc + (base + p0 + j) * row_bytes, g * HeadDim, row, HeadDim);
-                        for (std::uint64_t h = 0; h < nh; ++h) cpu::axpy<kernel_format::f32>(scores[h][j], row, acc[h], HeadDim);
-                    }
-                }
-                for (std::uint64_t h = 0; h < nh; ++h) {
-                    float* out = partial(t, h0 + h, s);
-                    out[0] = st[h].m;
-                    out[1] = st[h].l;
-                    for (int d = 0; d < HeadDim; ++d) out[2 + d] = acc[h][d];
+                    for (std::uint64_t h = g * group; h < (g + 1) * group; ++h)
+                        tile_step<HeadDim>(a.q + (t * a.n_head + h) * HeadDim, kf, vf, n, a.scale, head_state{partial(t, h, s)});
                 }
             }
         }

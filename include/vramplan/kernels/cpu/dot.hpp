@@ -243,7 +243,7 @@ inline void axpy(float a, const void* row, float* y, std::uint64_t n) {
 template <kernel_format F>
 inline void to_f32(const void* row, std::uint64_t start, float* out, std::uint64_t n) {
 #if VRAMPLAN_X86_SIMD
-    if (has_avx2() && start % block_size(F) == 0 && n % 32 == 0) {
+    if (has_avx2() && start % block_size(F) == 0 && n % (block_size(F) == 1 ? 8 : 32) == 0) {
         const auto* at = static_cast<const std::uint8_t*>(row) + start / block_size(F) * block_bytes(F);
         if constexpr (F == kernel_format::f16) return simd::to_f32_f16(reinterpret_cast<const half_bits*>(at), out, n);
         if constexpr (F == kernel_format::q8_0) return simd::to_f32_q8_0(reinterpret_cast<const blocks::q8_0*>(at), out, n);
