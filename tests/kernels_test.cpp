@@ -123,11 +123,41 @@ TEST_CASE("dot products of every format against a double reference") {
     }
 }
 
+TEST_CASE("Q4_0 rows times Q8_0-rounded activations on both paths against a double reference") {
+    constexpr std::uint64_t n = 96;
+    const auto x = random_values(n, 7);
+    std::vector<blocks::q8_0> xq(n / 32);
+    std::vector<float> xsum(n / 32);
+    for (std::uint64_t b = 0; b < n / 32; ++b) {
+        quantize_block(x.data() + b * 32, xq[b]);
+        int s = 0;
+        for (int j = 0; j < 32; ++j) s += xq[b].qs[j];
+        xsum[b] = to_float(xq[b].d) * static_cast<float>(s);
+    }
+    std::vector<stored_row> rows;
+    const blocks::q4_0* ptrs[3];
+    for (int r = 0; r < 3; ++r) rows.push_back(store<kernel_format::q4_0>(random_values(n, 8 + r)));
+    for (int r = 0; r < 3; ++r) ptrs[r] = reinterpret_cast<const blocks::q4_0*>(rows[r].bytes.data());
+    float fast[3], slow[3];
+    cpu::dot_rows_q4_0_q8_0<3>(ptrs, xq.data(), xsum.data(), n / 32, fast);
+    cpu::dot_rows_q4_0_q8_0_portable<3>(ptrs, xq.data(), n / 32, slow);
+    for (int r = 0; r < 3; ++r) {
+        double ref = 0, mag = 0;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            const double xi = dequantize(xq[i / 32], static_cast<int>(i % 32));
+            ref += rows[r].values[i] * xi;
+            mag += std::fabs(rows[r].values[i] * xi);
+        }
+        CHECK(std::fabs(fast[r] - ref) <= tolerance(n, mag));
+        CHECK(std::fabs(slow[r] - ref) <= tolerance(n, mag));
+    }
+}
+
 TEST_CASE("matrix products against a double reference") {
     cpu::thread_pool pool(2);
     for (auto [fmt, rows, cols] : {std::tuple{kernel_format::f32, 37, 172}, std::tuple{kernel_format::f16, 64, 172},
                                    std::tuple{kernel_format::bf16, 5, 33}, std::tuple{kernel_format::q8_0, 45, 96},
-                                   std::tuple{kernel_format::q4_0, 131, 256}}) {
+                                   std::tuple{kernel_format::q4_0, 131, 256}, std::tuple{kernel_format::q4_0, 3, 2050 * 32}}) {
         for (std::uint64_t tokens : {1, 3}) {
             CAPTURE(kernel_format_name(fmt));
             const auto w = random_values(rows * cols, rows);
@@ -154,6 +184,13 @@ TEST_CASE("matrix products against a double reference") {
                 }
             }
             const auto x = random_values(tokens * cols, 99);
+            // Q4_0 weights meet activations rounded to Q8_0 blocks: the reference rounds them too
+            // (the rounding itself is checked above against llama.cpp's files and its error bound).
+            std::vector<double> xr(x.begin(), x.end());
+            if (fmt == kernel_format::q4_0) {
+                const auto q = store<kernel_format::q8_0>(x);
+                xr = q.values;
+            }
             std::vector<float> y(tokens * rows);
             cpu::find_matmul(fmt)(cpu::weight_view{fmt, stored.data(), static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)}, x.data(),
                                   y.data(), tokens, pool);
@@ -161,8 +198,8 @@ TEST_CASE("matrix products against a double reference") {
                 for (int r = 0; r < rows; ++r) {
                     double ref = 0, mag = 0;
                     for (int c = 0; c < cols; ++c) {
-                        ref += wv[r * cols + c] * x[t * cols + c];
-                        mag += std::fabs(wv[r * cols + c] * x[t * cols + c]);
+                        ref += wv[r * cols + c] * xr[t * cols + c];
+                        mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
                     }
                     REQUIRE(std::fabs(y[t * rows + r] - ref) <= tolerance(cols, mag));
                 }

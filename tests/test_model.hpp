@@ -111,7 +111,18 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
 inline std::vector<std::vector<double>> reference_logits(const weights& w, const std::vector<std::int32_t>& tokens) {
     const auto& s = w.s;
     const std::uint64_t T = tokens.size(), E = s.embd, HD = s.head_dim, Q = s.heads * HD, KV = s.kv_heads * HD;
-    auto matvec = [](const std::vector<double>& m, const std::vector<double>& x, std::uint64_t rows, std::uint64_t cols) {
+    // Q4_0 weights meet activations rounded to Q8_0 blocks (W4A8, as the CPU kernel defines it).
+    const bool round_to_q8_0 = s.weights.id == format_id::q4_0;
+    auto matvec = [&](const std::vector<double>& m, const std::vector<double>& x_in, std::uint64_t rows, std::uint64_t cols) {
+        std::vector<double> x = x_in;
+        if (round_to_q8_0)
+            for (std::uint64_t b = 0; b < cols / 32; ++b) {
+                float block[32];
+                for (int j = 0; j < 32; ++j) block[j] = static_cast<float>(x[b * 32 + j]);
+                blocks::q8_0 q;
+                kernels::quantize_block(block, q);
+                for (int j = 0; j < 32; ++j) x[b * 32 + j] = kernels::dequantize(q, j);
+            }
         std::vector<double> y(rows, 0.0);
         for (std::uint64_t r = 0; r < rows; ++r)
             for (std::uint64_t c = 0; c < cols; ++c) y[r] += m[r * cols + c] * x[c];

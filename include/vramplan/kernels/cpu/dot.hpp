@@ -142,33 +142,34 @@ __attribute__((target("avx2,fma,f16c"))) inline void axpy_f32(float a, const flo
     for (; i < n; ++i) y[i] += a * v[i];
 }
 
-// Q4_0 rows times x with the -8 offset taken out of the inner loop: sum (q-8) x = sum q x - 8 sum x,
-// where xsum holds each 32-block's sum of x (computed once per vector, shared by every row). Two
-// rows per call share the loads of x.
-__attribute__((target("avx2,fma,f16c"))) inline void dot2_q4_0(const blocks::q4_0* w0, const blocks::q4_0* w1, const float* x, const float* xsum,
-                                                                std::uint64_t n, float& r0, float& r1) {
-    const __m256i low = _mm256_set1_epi32(0x0f);
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    float corr0 = 0.0f, corr1 = 0.0f;
-    for (std::uint64_t b = 0; b < n / 32; ++b, x += 32) {
-        const __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8), x2 = _mm256_loadu_ps(x + 16), x3 = _mm256_loadu_ps(x + 24);
-        const blocks::q4_0* rows[2] = {w0 + b, w1 + b};
-        __m256* accs[2] = {&acc0, &acc1};
-        float* corrs[2] = {&corr0, &corr1};
-        for (int r = 0; r < 2; ++r) {
-            const __m256i b0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(rows[r]->qs)));
-            const __m256i b1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(rows[r]->qs + 8)));
-            __m256 s0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b0, low)), x0);
-            __m256 s1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b1, low)), x1);
-            s0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b0, 4)), x2, s0);
-            s1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b1, 4)), x3, s1);
-            const float d = scale(rows[r]->d);
-            *accs[r] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_add_ps(s0, s1), *accs[r]);
-            *corrs[r] += d * xsum[b];
+// Two Q4_0 rows times a vector already rounded to Q8_0 blocks (what llama.cpp's CPU backend does
+// for Q4_0 weights): whole blocks multiply in integers, 32 products per vpmaddubsw, which is what
+// lets the kernel keep up with memory. The nibbles stay unsigned (0..15) so vpmaddubsw can take
+// them as its unsigned operand; the -8 offset comes back through the blocks' sums:
+// sum (q - 8) x = sum q x - 8 sum x, with xsum[b] = d_x * sum of block b's integers.
+// 32 unsigned nibbles (element order) times 32 signed bytes, as 8 partial sums.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_0_products(const blocks::q4_0& w, __m256i x) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs));
+    const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));  // elements 0..15, 16..31
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1)));
+}
+
+template <int Rows>
+__attribute__((target("avx2,fma,f16c"))) inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum,
+                                                                         std::uint64_t nblocks, float* out) {
+    __m256 acc[Rows];
+    float corr[Rows];
+    for (int r = 0; r < Rows; ++r) acc[r] = _mm256_setzero_ps(), corr[r] = 0.0f;
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[b].qs));
+        const float dx = scale(xq[b].d);
+        for (int r = 0; r < Rows; ++r) {
+            const float d = scale(w[r][b].d);
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx), q4_0_products(w[r][b], x), acc[r]);
+            corr[r] += d * xsum[b];
         }
     }
-    r0 = hsum(acc0) - 8.0f * corr0;
-    r1 = hsum(acc1) - 8.0f * corr1;
+    for (int r = 0; r < Rows; ++r) out[r] = hsum(acc[r]) - 8.0f * corr[r];
 }
 
 // y += a * row, for the V side of attention.
@@ -237,6 +238,28 @@ inline void axpy(float a, const void* row, float* y, std::uint64_t n) {
         if (has_avx2()) return simd::axpy_f32(a, static_cast<const float*>(row), y, n);
 #endif
     for (std::uint64_t i = 0; i < n; ++i) y[i] += a * load<F>(row, i);
+}
+
+// Rows Q4_0 rows times a vector rounded to Q8_0 blocks (xsum[b]: d_x times block b's integer sum,
+// used by the AVX2 path); the portable path multiplies block by block in integers the same way.
+template <int Rows>
+inline void dot_rows_q4_0_q8_0_portable(const blocks::q4_0* const* w, const blocks::q8_0* xq, std::uint64_t nblocks, float* out) {
+    for (int r = 0; r < Rows; ++r) {
+        out[r] = 0.0f;
+        for (std::uint64_t b = 0; b < nblocks; ++b) {
+            int sum = 0;
+            for (int j = 0; j < 32; ++j) sum += quant_value(w[r][b], j) * xq[b].qs[j];
+            out[r] += to_float(w[r][b].d) * to_float(xq[b].d) * static_cast<float>(sum);
+        }
+    }
+}
+template <int Rows>
+inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum, std::uint64_t nblocks, float* out) {
+#if VRAMPLAN_X86_SIMD
+    if (has_avx2()) return simd::dot_rows_q4_0_q8_0<Rows>(w, xq, xsum, nblocks, out);
+#endif
+    (void)xsum;
+    dot_rows_q4_0_q8_0_portable<Rows>(w, xq, nblocks, out);
 }
 
 // Elements [start, start + n) of a row as floats.

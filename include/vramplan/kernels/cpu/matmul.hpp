@@ -1,9 +1,11 @@
 // Matrix products with stored weights (f32, f16, bf16, Q8_0, Q4_0) and f32 activations, f32
-// accumulation (W8A16 / W4A16 on the GPU, W8A32 / W4A32 here): Y[t][r] = sum_c W[r][c] X[t][c].
+// accumulation: Y[t][r] = sum_c W[r][c] X[t][c]. On the GPU the activations are f16 (W8A16,
+// W4A16); here they are f32, except that Q4_0 weights meet activations rounded to Q8_0 (W4A8).
 // Rows of W are split across threads; each weight row is read once per call whatever the number
 // of tokens, which is what makes decode (one token) bandwidth-bound rather than compute-bound.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "vramplan/kernels/cpu/dot.hpp"
@@ -20,42 +22,46 @@ struct weight_view {
 };
 
 namespace detail {
-// Q4_0 on AVX2: rows in pairs, with each vector's per-block sums computed once (on the stack:
-// rows of up to 64Ki values; longer rows take the general path).
-inline bool q4_0_pairs(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
-#if VRAMPLAN_X86_SIMD
-    constexpr std::uint64_t max_blocks = 2048;
-    if (!has_avx2() || w.cols / 32 > max_blocks) return false;
-    pool.parallel_for((w.rows + 1) / 2, [&](std::uint64_t begin, std::uint64_t end) {
-        float xsum[max_blocks];
+// Q4_0 weights multiply activations rounded to Q8_0 blocks, on every path, so results do not
+// depend on the processor: the integer products are what let the AVX2 path keep up with memory
+// (W4A8, as llama.cpp's CPU backend). Each thread rounds a slice of up to 2048 blocks of x on its
+// stack (no allocation) and multiplies every row of its share with it.
+inline void q4_0_matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
+    constexpr std::uint64_t slice_blocks = 2048;
+    const std::uint64_t nblocks = w.cols / 32;
+    constexpr std::uint64_t group = 8;  // rows per pass: eight weight streams share each block of x
+    pool.parallel_for((w.rows + group - 1) / group, [&](std::uint64_t begin, std::uint64_t end) {
+        blocks::q8_0 xq[slice_blocks];
+        float xsum[slice_blocks];
         for (std::uint64_t t = 0; t < tokens; ++t) {
-            const float* xt = x + t * w.cols;
-            for (std::uint64_t b = 0; b < w.cols / 32; ++b) {
-                float s = 0.0f;
-                for (int j = 0; j < 32; ++j) s += xt[b * 32 + j];
-                xsum[b] = s;
-            }
-            for (std::uint64_t pair = begin; pair < end; ++pair) {
-                const std::uint64_t r = 2 * pair, r1 = r + 1 < w.rows ? r + 1 : r;
-                float a, b;
-                simd::dot2_q4_0(static_cast<const blocks::q4_0*>(w.row(r)), static_cast<const blocks::q4_0*>(w.row(r1)), xt, xsum, w.cols, a, b);
-                y[t * w.rows + r] = a;
-                if (r1 != r) y[t * w.rows + r1] = b;
+            for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice_blocks) {
+                const std::uint64_t nb = nblocks - b0 < slice_blocks ? nblocks - b0 : slice_blocks;
+                for (std::uint64_t b = 0; b < nb; ++b) {
+                    quantize_block(x + t * w.cols + (b0 + b) * 32, xq[b]);
+                    int sum = 0;
+                    for (int j = 0; j < 32; ++j) sum += xq[b].qs[j];
+                    xsum[b] = to_float(xq[b].d) * static_cast<float>(sum);
+                }
+                for (std::uint64_t g = begin; g < end; ++g) {
+                    // The last group repeats its last row where the matrix runs out.
+                    const blocks::q4_0* rows[group];
+                    for (std::uint64_t i = 0; i < group; ++i)
+                        rows[i] = static_cast<const blocks::q4_0*>(w.row(std::min(group * g + i, w.rows - 1))) + b0;
+                    float part[group] = {};
+                    dot_rows_q4_0_q8_0<group>(rows, xq, xsum, nb, part);
+                    float* out = y + t * w.rows;
+                    for (std::uint64_t i = 0; i < group && group * g + i < w.rows; ++i)
+                        out[group * g + i] = b0 == 0 ? part[i] : out[group * g + i] + part[i];
+                }
             }
         }
     });
-    return true;
-#else
-    (void)w, (void)x, (void)y, (void)tokens, (void)pool;
-    return false;
-#endif
 }
 }  // namespace detail
 
 template <kernel_format F>
 void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
-    if constexpr (F == kernel_format::q4_0)
-        if (detail::q4_0_pairs(w, x, y, tokens, pool)) return;
+    if constexpr (F == kernel_format::q4_0) return detail::q4_0_matmul(w, x, y, tokens, pool);
     pool.parallel_for(w.rows, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t r = begin; r < end; ++r) {
             const void* row = w.row(r);
