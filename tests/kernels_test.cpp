@@ -288,7 +288,7 @@ void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_h
 }
 }  // namespace
 
-TEST_CASE("fused attention against naive attention: head dims 8 and 128 and GQA 1 to 8 and contexts 1 and 4097") {
+TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1 to 8 and contexts 1 and 4097") {
     cpu::thread_pool pool(2);
     for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0, kernel_format::f32}) {
         for (std::uint64_t group : {1, 2, 4, 8}) check_attention(kv, 128, 8, 8 / group, 300, 1, 4, pool);
@@ -297,7 +297,8 @@ TEST_CASE("fused attention against naive attention: head dims 8 and 128 and GQA 
         check_attention(kv, 64, 4, 2, 4097, 1, 32, pool);   // long decode, split along the context
         check_attention(kv, 64, 4, 2, 97, 16, 1, pool);     // prefill chunk
         check_attention(kv, 80, 8, 4, 301, 1, 1, pool);     // one split: KV heads spread over threads
-        check_attention(kv, 96, 6, 2, 45, 2, 2, pool);      // tiles of 16 keys with a partial last tile
+        check_attention(kv, 96, 6, 2, 45, 2, 2, pool);      // tiles of 16 keys with a partial last tile; groups of 3
+        check_attention(kv, 32, 14, 2, 77, 1, 2, pool);     // groups of 7: one step of 4 heads and one of 3
     }
     CHECK_THROWS_WITH_AS(cpu::find_attention(kernel_format::q8_0, 100), doctest::Contains("no fused attention kernel for head_dim 100"), error);
     CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);

@@ -11,6 +11,7 @@
 
 #include "vramplan/kernels/attention_args.hpp"
 #include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/cpu/attention_group.hpp"
 #include "vramplan/kernels/cpu/attention_tile.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
@@ -47,6 +48,7 @@ void attention(const attention_args& a, thread_pool& pool) {
     // can (all KV heads), because scattered head slices cost a TLB miss every few rows, and the
     // next tile's rows are prefetched while this one is computed. KV heads are split across items
     // only when tokens x splits would leave threads idle.
+    constexpr std::uint64_t max_group = 16;  // query heads per KV head the group step takes (more: general path)
     const std::uint64_t rows_items = a.tokens * splits;
     const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
     const std::uint64_t head_ranges = rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
@@ -80,6 +82,13 @@ void attention(const attention_args& a, thread_pool& pool) {
                         __builtin_prefetch(slice_at(vc, base + j, g0) + off, 0, 2);
                     }
                 for (std::uint64_t g = g0; g < g1; ++g) {
+                    head_state states[max_group];
+                    if (group <= max_group) {
+                        for (std::uint64_t i = 0; i < group; ++i) states[i] = head_state{partial(t, g * group + i, s)};
+                        if (group_steps<Kv, HeadDim>(a.q + (t * a.n_head + g * group) * HeadDim, slice_at(kc, base + p0, g), slice_at(vc, base + p0, g),
+                                                     row_bytes, n, a.scale, states, group))
+                            continue;
+                    }
                     for (int j = 0; j < n; ++j) {
                         to_f32<Kv>(kc + (base + p0 + j) * row_bytes, g * HeadDim, kf[j], HeadDim);
                         to_f32<Kv>(vc + (base + p0 + j) * row_bytes, g * HeadDim, vf[j], HeadDim);
