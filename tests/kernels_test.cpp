@@ -158,7 +158,7 @@ TEST_CASE("matrix products against a double reference") {
     for (auto [fmt, rows, cols] : {std::tuple{kernel_format::f32, 37, 172}, std::tuple{kernel_format::f16, 64, 172},
                                    std::tuple{kernel_format::bf16, 5, 33}, std::tuple{kernel_format::q8_0, 45, 96},
                                    std::tuple{kernel_format::q4_0, 131, 256}, std::tuple{kernel_format::q4_0, 3, 2050 * 32},
-                                   std::tuple{kernel_format::q4_0, 5, 1024 * 32}}) {  // columns in two slices; tokens in passes of 2
+                                   std::tuple{kernel_format::q4_0, 5, 1024 * 32}}) {  // 3 tokens: passes of 2 and 1
         for (std::uint64_t tokens : {1, 3}) {
             CAPTURE(kernel_format_name(fmt));
             const auto w = random_values(rows * cols, rows);
