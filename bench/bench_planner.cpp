@@ -51,35 +51,54 @@ static void BM_packer_random(benchmark::State& state) {
 }
 BENCHMARK(BM_packer_random)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond);
 
-static void BM_generate_decode(benchmark::State& state) {
-    test_model::spec s;
-    s.vocab = 4096;
-    s.embd = 512;
-    s.layers = 8;
-    s.heads = 8;
-    s.kv_heads = 2;
-    s.head_dim = 64;
-    s.ff = 1536;
-    s.weights = format{format_id::q4_0};
-    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_bench_model.gguf").string();
-    test_model::write(path, s);
-    const auto file = io::gguf_file::open(path);
-    const model_desc m = io::describe(file, "bench");
-    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64});
+// A generated 8-layer Q4_0 Llama (512 wide, 4096 vocabulary) loaded into its planned CPU arena.
+struct generated_model {
+    test_model::spec s = [] {
+        test_model::spec x;
+        x.vocab = 4096;
+        x.embd = 512;
+        x.layers = 8;
+        x.heads = 8;
+        x.kv_heads = 2;
+        x.head_dim = 64;
+        x.ff = 1536;
+        x.weights = format{format_id::q4_0};
+        return x;
+    }();
+    std::string path = (std::filesystem::temp_directory_path() / "vramplan_bench_model.gguf").string();
+    test_model::weights w = test_model::write(path, s);
+    io::gguf_file file = io::gguf_file::open(path);
+    plan p = plan_inference(io::describe(file, "bench"), target_desc{"cpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64});
     runtime::cpu_backend backend;
-    runtime::arena<runtime::cpu_backend> a(p, backend);
-    runtime::load_weights(file, a);
-    kernels::cpu::thread_pool pool(2);
-    runtime::cpu_llama<runtime::cpu_backend> llm(a, pool);
+    runtime::arena<runtime::cpu_backend> a{p, backend};
+    kernels::cpu::thread_pool pool{2};
+    runtime::cpu_llama<runtime::cpu_backend> llm = [this] {
+        runtime::load_weights(file, a);
+        return runtime::cpu_llama<runtime::cpu_backend>(a, pool);
+    }();
+    ~generated_model() { std::filesystem::remove(path); }
+};
+
+static void BM_generate_decode(benchmark::State& state) {
+    generated_model g;
     std::int32_t token = 1, position = 0;
     for (auto _ : state) {
-        const float* logits = llm.forward(std::span(&token, 1), std::span(&position, 1));
-        token = static_cast<std::int32_t>(kernels::cpu::argmax(logits, s.vocab));
+        const float* logits = g.llm.forward(std::span(&token, 1), std::span(&position, 1));
+        token = static_cast<std::int32_t>(kernels::cpu::argmax(logits, g.s.vocab));
         position = (position + 1) % 1024;
     }
     state.counters["tokens_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
-    std::filesystem::remove(path);
 }
 BENCHMARK(BM_generate_decode)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// One micro-batch of 64 prompt tokens through the same model.
+static void BM_generate_prefill(benchmark::State& state) {
+    generated_model g;
+    std::vector<std::int32_t> tokens(64), positions(64);
+    for (int i = 0; i < 64; ++i) tokens[i] = 1 + i, positions[i] = i;
+    for (auto _ : state) benchmark::DoNotOptimize(g.llm.forward(tokens, positions));
+    state.counters["tokens_per_second"] = benchmark::Counter(64.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_generate_prefill)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
