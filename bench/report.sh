@@ -27,7 +27,7 @@ out=$root/bench/REPORT.md
     echo "## Planner and runtime"
     echo
     echo "\`arena_over_lower_bound\`: mean packed activation arena / lower bound over 100 seeded random lifetime sets;"
-    echo "\`tokens_per_second\`: CPU decode of a generated 8-layer Q4_0 model (512 wide, 4096 vocabulary) inside its arena."
+    echo "\`tokens_per_second\`: CPU decode (one token per step) and prefill (one 64-token micro-batch) of a generated 8-layer Q4_0 model (512 wide, 4096 vocabulary) inside its arena."
     echo
     echo '```'
     "$build/bench/vramplan_bench_planner" --benchmark_counters_tabular=true 2>/dev/null
