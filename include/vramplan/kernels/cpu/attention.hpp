@@ -53,9 +53,8 @@ void attention(const attention_args& a, thread_pool& pool) {
     const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
     const std::uint64_t head_ranges = rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
     const std::uint64_t heads_per_range = (a.n_head_kv + head_ranges - 1) / head_ranges;
-    const auto slice_at = [&](const std::uint8_t* cache, std::uint64_t row, std::uint64_t g) {
-        return cache + row * row_bytes + g * HeadDim / block_size(Kv) * block_bytes(Kv);
-    };
+    const auto slice_offset = [](std::uint64_t g) { return g * HeadDim / block_size(Kv) * block_bytes(Kv); };
+    const auto slice_at = [&](const std::uint8_t* cache, std::uint64_t row, std::uint64_t g) { return cache + row * row_bytes + slice_offset(g); };
     pool.parallel_for(rows_items * head_ranges, [&](std::uint64_t begin, std::uint64_t end) {
         alignas(32) key_slices<HeadDim> kf, vf;
         for (std::uint64_t item = begin; item < end; ++item) {
@@ -72,15 +71,20 @@ void attention(const attention_args& a, thread_pool& pool) {
                 st.l() = 0.0f;
                 for (int d = 0; d < HeadDim; ++d) st.acc()[d] = 0.0f;
             }
-            // The bytes of heads [g0, g1) in one row (whole rows when the item has every head).
-            const std::uint64_t span = static_cast<std::uint64_t>(slice_at(nullptr, 0, g1) - slice_at(nullptr, 0, g0)) + 64;
+            // The bytes of heads [g0, g1) in one row (whole rows when the item has every head); every
+            // cache line they touch is prefetched, the last one through the span's last byte.
+            const std::uint64_t span = slice_offset(g1) - slice_offset(g0);
+            const auto prefetch_row = [&](const std::uint8_t* at) {
+                if (span == 0) return;
+                for (std::uint64_t off = 0; off < span; off += 64) __builtin_prefetch(at + off, 0, 2);
+                __builtin_prefetch(at + span - 1, 0, 2);
+            };
             for (std::uint64_t p0 = from; p0 < to; p0 += key_tile) {
                 const int n = static_cast<int>(std::min<std::uint64_t>(to - p0, key_tile));
-                for (std::uint64_t j = p0 + key_tile; j < std::min<std::uint64_t>(to, p0 + 2 * key_tile); ++j)
-                    for (std::uint64_t off = 0; off < span; off += 64) {
-                        __builtin_prefetch(slice_at(kc, base + j, g0) + off, 0, 2);
-                        __builtin_prefetch(slice_at(vc, base + j, g0) + off, 0, 2);
-                    }
+                for (std::uint64_t j = p0 + key_tile; j < std::min<std::uint64_t>(to, p0 + 2 * key_tile); ++j) {
+                    prefetch_row(slice_at(kc, base + j, g0));
+                    prefetch_row(slice_at(vc, base + j, g0));
+                }
                 for (std::uint64_t g = g0; g < g1; ++g) {
                     head_state states[max_group];
                     if (group <= max_group) {
