@@ -99,15 +99,7 @@ void BM_cuda_decode_attention(benchmark::State& state) {
 // two staging slots). overlap = max(transfer, compute) / streamed: 1 means perfect overlap.
 void BM_cuda_streamed_overlap(benchmark::State& state) {
     if (!gpu_present()) return state.SkipWithError("no CUDA device");
-    test_model::spec s;
-    s.vocab = 4096;
-    s.embd = 2048;
-    s.layers = 8;
-    s.heads = 16;
-    s.kv_heads = 4;
-    s.head_dim = 128;
-    s.ff = 5632;
-    s.weights = format{format_id::q8_0};
+    const test_model::spec s{.vocab = 4096, .embd = 2048, .layers = 8, .heads = 16, .kv_heads = 4, .head_dim = 128, .ff = 5632, .weights = format{format_id::q8_0}};
     const std::string path = (std::filesystem::temp_directory_path() / "vramplan_bench_stream.gguf").string();
     test_model::write(path, s);
     const auto file = io::gguf_file::open(path);

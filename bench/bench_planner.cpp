@@ -53,18 +53,7 @@ BENCHMARK(BM_packer_random)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillis
 
 // A generated 8-layer Q4_0 Llama (512 wide, 4096 vocabulary) loaded into its planned CPU arena.
 struct generated_model {
-    test_model::spec s = [] {
-        test_model::spec x;
-        x.vocab = 4096;
-        x.embd = 512;
-        x.layers = 8;
-        x.heads = 8;
-        x.kv_heads = 2;
-        x.head_dim = 64;
-        x.ff = 1536;
-        x.weights = format{format_id::q4_0};
-        return x;
-    }();
+    test_model::spec s{.vocab = 4096, .embd = 512, .layers = 8, .heads = 8, .kv_heads = 2, .head_dim = 64, .ff = 1536, .weights = format{format_id::q4_0}};
     std::string path = (std::filesystem::temp_directory_path() / "vramplan_bench_model.gguf").string();
     test_model::weights w = test_model::write(path, s);
     io::gguf_file file = io::gguf_file::open(path);
