@@ -43,11 +43,12 @@ void attention(const attention_args& a, thread_pool& pool) {
     const auto* vc = static_cast<const std::uint8_t*>(a.v);
 
     // Pass 1: every (token, split, range of KV heads) folds its keys, a tile at a time, into the
-    // softmax states of its query heads, kept in the workspace. Each K and V slice is dequantized
-    // once for all query heads of its group (GQA). An item walks whole cache rows in order when it
-    // can (all KV heads), because scattered head slices cost a TLB miss every few rows, and the
-    // next tile's rows are prefetched while this one is computed. KV heads are split across items
-    // only when tokens x splits would leave threads idle.
+    // softmax states of its query heads, kept in the workspace. K and V values are converted to
+    // floats once per four query heads of a GQA group (the group step), or once per group when
+    // the slices are dequantized into kf/vf (the general path). An item walks whole cache rows in
+    // order when it can (all KV heads), because scattered head slices cost a TLB miss every few
+    // rows, and the next tile's rows are prefetched while this one is computed. KV heads are split
+    // across items only when tokens x splits would leave threads idle.
     constexpr std::uint64_t max_group = 16;  // query heads per KV head the group step takes (more: general path)
     const std::uint64_t rows_items = a.tokens * splits;
     const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
