@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../tests/random_values.hpp"
+#include "decode_attention_shape.hpp"
 
 #include "vramplan/kernels/cpu/dispatch.hpp"
 
@@ -80,11 +81,11 @@ void BM_matvec(benchmark::State& state) {
 // Llama-3-8B decode: 32 query heads over 8 KV heads of 128 dims; `layers` caches cycled so the
 // working set (several hundred MiB at 16k) is not cache-resident.
 struct decode_attention_case {
-    static constexpr std::uint64_t heads = 32, kv_heads = 8, hd = 128, kv_dim = kv_heads * hd;
+    static constexpr std::uint64_t heads = bench_shape::heads, hd = bench_shape::head_dim, kv_dim = bench_shape::kv_dim;
     kernel_format kv;
     std::uint64_t context, layers, row_bytes;
     std::vector<std::uint8_t> k, v;
-    std::vector<float> q = random_values(heads * hd, 4), out = std::vector<float>(heads * hd), ws = std::vector<float>(32 * heads * (hd + 2));
+    std::vector<float> q = random_values(heads * hd, 4), out = std::vector<float>(heads * hd), ws = std::vector<float>(bench_shape::workspace_floats);
     kernels::cpu::attention_fn fn;
 
     decode_attention_case(kernel_format f, std::uint64_t ctx)
@@ -106,21 +107,13 @@ struct decode_attention_case {
         const std::int32_t last = static_cast<std::int32_t>(context - 1);
         const auto t0 = clock_type::now();
         for (std::uint64_t l = 0; l < layers; ++l) {
-            kernels::attention_args a;
-            a.tokens = 1;
-            a.n_head = heads;
-            a.n_head_kv = kv_heads;
-            a.head_dim = hd;
-            a.context = context;
-            a.scale = 1.0f / std::sqrt(128.0f);
+            kernels::attention_args a = bench_shape::llama3_8b_decode(context);
             a.q = q.data();
             a.pos = &last;
             a.k = k.data() + l * row_bytes * context;
             a.v = v.data() + l * row_bytes * context;
             a.out = out.data();
             a.workspace = ws.data();
-            a.workspace_rows = 32;
-            a.max_splits = 32;
             fn(a, pool());
         }
         return std::chrono::duration<double>(clock_type::now() - t0).count() / static_cast<double>(layers);
