@@ -1,5 +1,6 @@
-// Dot products of a stored row (f32, f16, bf16, Q8_0, Q4_0) with f32 values, accumulated in f32:
-// the inner loop of matrix products and attention. AVX2/FMA/F16C versions are chosen at run time
+// Dot products of a stored row (f32, f16, bf16, Q8_0, Q4_0) with f32 values, accumulated in f32
+// (the inner loop of matrix products), Q4_0 rows against Q8_0-rounded activations, and rows
+// dequantized to floats (attention's general path). AVX2/FMA/F16C versions are chosen at run time
 // when the processor has them; the portable versions use the shared block math.
 #pragma once
 
@@ -67,10 +68,6 @@ __attribute__((target("avx2,fma,f16c"))) inline float dot_f16(const half_bits* w
     return acc;
 }
 
-__attribute__((target("avx2,fma,f16c"))) inline __m256 cvt8(__m128i bytes8) {  // 8 int8 -> 8 floats
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes8));
-}
-
 // 8 int8 values straight from memory into 8 floats (one vpmovsxbd with a memory operand).
 __attribute__((target("avx2,fma,f16c"))) inline __m256 load8_i8(const std::int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
@@ -135,25 +132,19 @@ __attribute__((target("avx2,fma,f16c"))) inline void to_f32_q4_0(const blocks::q
         }
     }
 }
-__attribute__((target("avx2,fma,f16c"))) inline void axpy_f32(float a, const float* v, float* y, std::uint64_t n) {
-    const __m256 va = _mm256_set1_ps(a);
-    std::uint64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i)));
-    for (; i < n; ++i) y[i] += a * v[i];
-}
 
-// Two Q4_0 rows times a vector already rounded to Q8_0 blocks (what llama.cpp's CPU backend does
-// for Q4_0 weights): whole blocks multiply in integers, 32 products per vpmaddubsw, which is what
-// lets the kernel keep up with memory. The nibbles stay unsigned (0..15) so vpmaddubsw can take
-// them as its unsigned operand; the -8 offset comes back through the blocks' sums:
-// sum (q - 8) x = sum q x - 8 sum x, with xsum[b] = d_x * sum of block b's integers.
-// 32 unsigned nibbles (element order) times 32 signed bytes, as 8 partial sums.
+// 32 unsigned nibbles of a Q4_0 block (element order) times 32 signed bytes, as 8 partial sums.
 __attribute__((target("avx2,fma,f16c"))) inline __m256 q4_0_products(const blocks::q4_0& w, __m256i x) {
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs));
     const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));  // elements 0..15, 16..31
     return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1)));
 }
 
+// Rows Q4_0 rows times a vector already rounded to Q8_0 blocks (what llama.cpp's CPU backend does
+// for Q4_0 weights): whole blocks multiply in integers, 32 products per vpmaddubsw, which is what
+// lets the kernel keep up with memory. The nibbles stay unsigned (0..15) so vpmaddubsw can take
+// them as its unsigned operand; the -8 offset comes back through the blocks' sums:
+// sum (q - 8) x = sum q x - 8 sum x, with xsum[b] = d_x * sum of block b's integers.
 template <int Rows>
 __attribute__((target("avx2,fma,f16c"))) inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum,
                                                                          std::uint64_t nblocks, float* out) {
@@ -172,38 +163,6 @@ __attribute__((target("avx2,fma,f16c"))) inline void dot_rows_q4_0_q8_0(const bl
     for (int r = 0; r < Rows; ++r) out[r] = hsum(acc[r]) - 8.0f * corr[r];
 }
 
-// y += a * row, for the V side of attention.
-__attribute__((target("avx2,fma,f16c"))) inline void axpy_f16(float a, const half_bits* v, float* y, std::uint64_t n) {
-    const __m256 va = _mm256_set1_ps(a);
-    std::uint64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))), _mm256_loadu_ps(y + i)));
-    for (; i < n; ++i) y[i] += a * to_float(v[i]);
-}
-__attribute__((target("avx2,fma,f16c"))) inline void axpy_q8_0(float a, const blocks::q8_0* v, float* y, std::uint64_t n) {
-    for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
-        const __m256 d = _mm256_set1_ps(a * scale(v[b].d));
-        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs));
-        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs + 16));
-        _mm256_storeu_ps(y, _mm256_fmadd_ps(d, cvt8(q0), _mm256_loadu_ps(y)));
-        _mm256_storeu_ps(y + 8, _mm256_fmadd_ps(d, cvt8(_mm_srli_si128(q0, 8)), _mm256_loadu_ps(y + 8)));
-        _mm256_storeu_ps(y + 16, _mm256_fmadd_ps(d, cvt8(q1), _mm256_loadu_ps(y + 16)));
-        _mm256_storeu_ps(y + 24, _mm256_fmadd_ps(d, cvt8(_mm_srli_si128(q1, 8)), _mm256_loadu_ps(y + 24)));
-    }
-}
-__attribute__((target("avx2,fma,f16c"))) inline void axpy_q4_0(float a, const blocks::q4_0* v, float* y, std::uint64_t n) {
-    const __m128i low = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
-    for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
-        const __m256 d = _mm256_set1_ps(a * scale(v[b].d));
-        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs));
-        const __m128i lo = _mm_sub_epi8(_mm_and_si128(packed, low), eight);
-        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(packed, 4), low), eight);
-        _mm256_storeu_ps(y, _mm256_fmadd_ps(d, cvt8(lo), _mm256_loadu_ps(y)));
-        _mm256_storeu_ps(y + 8, _mm256_fmadd_ps(d, cvt8(_mm_srli_si128(lo, 8)), _mm256_loadu_ps(y + 8)));
-        _mm256_storeu_ps(y + 16, _mm256_fmadd_ps(d, cvt8(hi), _mm256_loadu_ps(y + 16)));
-        _mm256_storeu_ps(y + 24, _mm256_fmadd_ps(d, cvt8(_mm_srli_si128(hi, 8)), _mm256_loadu_ps(y + 24)));
-    }
-}
 }  // namespace simd
 #else
 inline bool has_avx2() { return false; }
@@ -221,23 +180,6 @@ inline float dot(const void* row, const float* x, std::uint64_t n) {
     }
 #endif
     return dot_portable<F>(row, x, n);
-}
-
-// y += a * row over n elements.
-template <kernel_format F>
-inline void axpy(float a, const void* row, float* y, std::uint64_t n) {
-#if VRAMPLAN_X86_SIMD
-    if (has_avx2()) {
-        if constexpr (F == kernel_format::f16) return simd::axpy_f16(a, static_cast<const half_bits*>(row), y, n);
-        if constexpr (F == kernel_format::q8_0) return simd::axpy_q8_0(a, static_cast<const blocks::q8_0*>(row), y, n);
-        if constexpr (F == kernel_format::q4_0) return simd::axpy_q4_0(a, static_cast<const blocks::q4_0*>(row), y, n);
-    }
-#endif
-#if VRAMPLAN_X86_SIMD
-    if constexpr (F == kernel_format::f32)
-        if (has_avx2()) return simd::axpy_f32(a, static_cast<const float*>(row), y, n);
-#endif
-    for (std::uint64_t i = 0; i < n; ++i) y[i] += a * load<F>(row, i);
 }
 
 // Rows Q4_0 rows times a vector rounded to Q8_0 blocks (xsum[b]: d_x times block b's integer sum,
@@ -274,27 +216,6 @@ inline void to_f32(const void* row, std::uint64_t start, float* out, std::uint64
     }
 #endif
     for (std::uint64_t i = 0; i < n; ++i) out[i] = load<F>(row, start + i);
-}
-
-// Pointer to element `start` of a row, when it begins a block.
-template <kernel_format F>
-inline const void* advance(const void* row, std::uint64_t start) {
-    return static_cast<const std::uint8_t*>(row) + start / block_size(F) * block_bytes(F);
-}
-
-// The same over elements [start, start + n) of a row: whole blocks take the fast path; a range
-// that cuts blocks (heads narrower than a block) goes element by element.
-template <kernel_format F>
-inline float dot_range(const void* row, std::uint64_t start, const float* x, std::uint64_t n) {
-    if (start % block_size(F) == 0 && n % block_size(F) == 0) return dot<F>(advance<F>(row, start), x, n);
-    float acc = 0.0f;
-    for (std::uint64_t i = 0; i < n; ++i) acc += load<F>(row, start + i) * x[i];
-    return acc;
-}
-template <kernel_format F>
-inline void axpy_range(float a, const void* row, std::uint64_t start, float* y, std::uint64_t n) {
-    if (start % block_size(F) == 0 && n % block_size(F) == 0) return axpy<F>(a, advance<F>(row, start), y, n);
-    for (std::uint64_t i = 0; i < n; ++i) y[i] += a * load<F>(row, start + i);
 }
 
 }  // namespace vramplan::kernels::cpu
