@@ -47,6 +47,18 @@ VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_0& b)
 VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q8_0& b, int j) { return b.qs[j]; }
 VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q8_0& b, int j) { return to_float(b.d) * static_cast<float>(quant_value(b, j)); }
 
+// x * y rounded to float, never fused into a following addition: GGUF's Q4_0 quantizer rounds
+// the product before adding 8.5, and nvcc (or a host compiler with -ffp-contract=fast) would
+// otherwise fuse them into one FMA, which rounds once and can move a value across a nibble edge.
+VRAMPLAN_HOST_DEVICE inline float product_rounded(float x, float y) {
+#if VRAMPLAN_DEVICE_PASS
+    return __fmul_rn(x, y);
+#else
+    volatile float p = x * y;
+    return p;
+#endif
+}
+
 // ---- Q4_0: x = d * (q - 8), d = (the value of largest magnitude) / -8; element j in the low
 // nibble of byte j, element j + 16 in its high nibble ----
 VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q4_0& b) {
@@ -60,7 +72,7 @@ VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q4_0& b)
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     b.d = to_half(d);
     for (int j = 0; j < blocks::qk / 2; ++j) {
-        const float x0 = x[j] * id, x1 = x[j + blocks::qk / 2] * id;
+        const float x0 = product_rounded(x[j], id), x1 = product_rounded(x[j + blocks::qk / 2], id);
         int q0 = static_cast<std::int8_t>(x0 + 8.5f), q1 = static_cast<std::int8_t>(x1 + 8.5f);
         q0 = q0 < 15 ? q0 : 15;
         q1 = q1 < 15 ? q1 : 15;
