@@ -160,11 +160,13 @@ void BM_cuda_streamed_overlap(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_cuda_streamed_overlap)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_cuda_matvec<kernel_format::f16>)->Args({8192, 28672})->UseManualTime();
-BENCHMARK(BM_cuda_matvec<kernel_format::q8_0>)->Args({8192, 28672})->UseManualTime();
-BENCHMARK(BM_cuda_matvec<kernel_format::q4_0>)->Args({8192, 28672})->UseManualTime();
-BENCHMARK(BM_cuda_decode_attention<kernel_format::f16>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime();
-BENCHMARK(BM_cuda_decode_attention<kernel_format::q8_0>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime();
-BENCHMARK(BM_cuda_decode_attention<kernel_format::q4_0>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime();
+// Each iteration already times 20 back-to-back calls; ten iterations keep the whole run short.
+BENCHMARK(BM_cuda_matvec<kernel_format::f32>)->Args({4096, 14336})->Args({8192, 28672})->UseManualTime()->Iterations(10);
+BENCHMARK(BM_cuda_matvec<kernel_format::f16>)->Args({4096, 14336})->Args({8192, 28672})->UseManualTime()->Iterations(10);
+BENCHMARK(BM_cuda_matvec<kernel_format::q8_0>)->Args({4096, 14336})->Args({8192, 28672})->UseManualTime()->Iterations(10);
+BENCHMARK(BM_cuda_matvec<kernel_format::q4_0>)->Args({4096, 14336})->Args({8192, 28672})->UseManualTime()->Iterations(10);
+BENCHMARK(BM_cuda_decode_attention<kernel_format::f16>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime()->Iterations(10);
+BENCHMARK(BM_cuda_decode_attention<kernel_format::q8_0>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime()->Iterations(10);
+BENCHMARK(BM_cuda_decode_attention<kernel_format::q4_0>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime()->Iterations(10);
 
 BENCHMARK_MAIN();

@@ -65,13 +65,27 @@ double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 // Against a double-precision product of the stored (dequantized) weights with x: the GPU keeps x
 // in f32 (W8A16/W4A16), unlike the CPU's Q4_0 path, which rounds x to Q8_0 blocks as llama.cpp does.
-template <kernel_format F>
+// A: the activations' type, float or __half (then x is rounded to f16 for the reference too).
+template <kernel_format F, class A = float>
 void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) {
     CAPTURE(std::string(kernels::kernel_format_name(F)));
+    const bool half_activations = std::is_same_v<A, __half>;
+    CAPTURE(half_activations);
     CAPTURE(rows);
     CAPTURE(cols);
+    CAPTURE(tokens);
     const auto w = store_rows<F>(random_values(rows * cols, rows), rows, cols);
-    const auto x = random_values(tokens * cols, cols);
+    auto x = random_values(tokens * cols, cols);
+    std::vector<A> xa(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        if constexpr (std::is_same_v<A, __half>) {
+            const half_bits h = to_half(x[i]);
+            x[i] = to_float(h);
+            xa[i] = __half(__half_raw{h.bits});
+        } else {
+            xa[i] = x[i];
+        }
+    }
     const std::uint64_t rb = kernels::kernel_row_bytes(F, cols);
     std::vector<double> ref(rows * tokens);
     for (std::uint64_t t = 0; t < tokens; ++t)
@@ -81,9 +95,9 @@ void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) 
             ref[t * rows + r] = acc;
         }
     auto dw = to_device(w);
-    auto dx = to_device(x);
+    auto dx = to_device(xa);
     thrust::device_vector<float> dy(rows * tokens);
-    gpu::find_matmul<float>(F)(thrust::raw_pointer_cast(dw.data()), thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dy.data()), rows, cols,
+    gpu::find_matmul<A>(F)(thrust::raw_pointer_cast(dw.data()), thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dy.data()), rows, cols,
                                 tokens, nullptr);
     gpu::check(cudaDeviceSynchronize(), "matmul");
     const auto y = to_host(dy);
@@ -105,8 +119,17 @@ TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
     check_matmul<kernel_format::bf16>(5, 33, 2);
     check_matmul<kernel_format::q8_0>(4096, 4096, 1);
     check_matmul<kernel_format::q8_0>(7, 96, 5);
+    check_matmul<kernel_format::q8_0>(5, 11008, 6);
     check_matmul<kernel_format::q4_0>(130, 256, 4);
     check_matmul<kernel_format::q4_0>(3, 11008, 1);
+    check_matmul<kernel_format::q4_0>(2, 96, 3);
+    check_matmul<kernel_format::bf16>(6, 512, 2);
+    // f16 activations (W8A16, W4A16) on every path: staged, chunked, element by element.
+    check_matmul<kernel_format::q8_0, __half>(64, 4096, 1);
+    check_matmul<kernel_format::q4_0, __half>(9, 2048, 5);
+    check_matmul<kernel_format::q8_0, __half>(3, 96, 2);
+    check_matmul<kernel_format::f16, __half>(17, 1024, 1);
+    check_matmul<kernel_format::f32, __half>(4, 172, 2);
 }
 
 TEST_CASE("CUDA fused attention and KV append equal the CPU kernels") {

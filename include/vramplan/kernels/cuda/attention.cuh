@@ -25,6 +25,9 @@ namespace attention_tiling {
 inline constexpr int threads = 256;
 inline constexpr int warps = threads / 32;
 inline constexpr int max_heads = warps;  // query heads per block: one warp scores each
+// Two blocks per multiprocessor (registers capped at 128 per thread): a decode step has only
+// n_head_kv x splits blocks (256 for Llama-3-8B), which must all be resident in one wave.
+inline constexpr int blocks_per_sm = 2;
 // Keys per tile: about 4096 values of K (and of V) per tile, at most 128 keys (the scores of a
 // tile stay small), a multiple of 4 (V is accumulated four keys at a time).
 template <int HeadDim>
@@ -32,7 +35,7 @@ inline constexpr int tile_keys = (4096 / HeadDim < 128 ? 4096 / HeadDim : 128) /
 }  // namespace attention_tiling
 
 template <kernels::kernel_format Kv, int HeadDim>
-__global__ void __launch_bounds__(attention_tiling::threads) attention_partial(kernels::attention_args a, std::uint64_t splits) {
+__global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::blocks_per_sm) attention_partial(kernels::attention_args a, std::uint64_t splits) {
     using namespace attention_tiling;
     static_assert(HeadDim % 8 == 0, "K and V rows are read in 8-value chunks");
     constexpr int TK = tile_keys<HeadDim>;
@@ -110,17 +113,17 @@ __global__ void __launch_bounds__(attention_tiling::threads) attention_partial(k
 #pragma unroll
             for (int i = 0; i < per_lane; ++i) {
                 const int key = lane + 32 * i;
-                float dot = 0.0f;
+                float4 dot = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // four independent FMA chains
                 if (key < TK) {
                     const float4* kr = reinterpret_cast<const float4*>(ks + key * k_stride);
                     const float4* qr = reinterpret_cast<const float4*>(qs + warp * HeadDim);
 #pragma unroll
                     for (int d = 0; d < HeadDim / 4; ++d) {
                         const float4 kk = kr[d], qq = qr[d];
-                        dot = fmaf(kk.x, qq.x, fmaf(kk.y, qq.y, fmaf(kk.z, qq.z, fmaf(kk.w, qq.w, dot))));
+                        dot = make_float4(fmaf(kk.x, qq.x, dot.x), fmaf(kk.y, qq.y, dot.y), fmaf(kk.z, qq.z, dot.z), fmaf(kk.w, qq.w, dot.w));
                     }
                 }
-                sc[i] = dot * a.scale;
+                sc[i] = ((dot.x + dot.y) + (dot.z + dot.w)) * a.scale;
                 if (key < valid) tile_max = fmaxf(tile_max, sc[i]);
             }
             tile_max = __shfl_sync(0xffffffffu, reduce(tmp[warp]).Reduce(tile_max, ::cuda::maximum<float>{}), 0);
@@ -148,16 +151,17 @@ __global__ void __launch_bounds__(attention_tiling::threads) attention_partial(k
         for (int j = 0; j < owned; ++j) {
             const int pair = tid + threads * j, h = pair / HeadDim, d = pair % HeadDim;
             if (h >= nh) break;
-            float o = acc[j] * rescale[h];
+            float4 o = make_float4(acc[j] * rescale[h], 0.0f, 0.0f, 0.0f);  // four independent FMA chains
             const float4* pw = reinterpret_cast<const float4*>(ps + h * TK);
+#pragma unroll 4
             for (int k = 0; k < keys4; k += 4) {
                 const float4 w4 = pw[k / 4];
-                o = fmaf(w4.x, vs[k * HeadDim + d], o);
-                o = fmaf(w4.y, vs[(k + 1) * HeadDim + d], o);
-                o = fmaf(w4.z, vs[(k + 2) * HeadDim + d], o);
-                o = fmaf(w4.w, vs[(k + 3) * HeadDim + d], o);
+                o.x = fmaf(w4.x, vs[k * HeadDim + d], o.x);
+                o.y = fmaf(w4.y, vs[(k + 1) * HeadDim + d], o.y);
+                o.z = fmaf(w4.z, vs[(k + 2) * HeadDim + d], o.z);
+                o.w = fmaf(w4.w, vs[(k + 3) * HeadDim + d], o.w);
             }
-            acc[j] = o;
+            acc[j] = (o.x + o.y) + (o.z + o.w);
         }
     }
     auto state = [&](int h) { return a.workspace + ((t * a.n_head + h0 + h) * splits + s) * (HeadDim + 2); };

@@ -63,6 +63,11 @@ struct chunk8<kernels::kernel_format::bf16> {
     }
 };
 
+// Small integers become floats without the quarter-rate integer conversion: byte b placed under
+// the exponent of 2^23 (__byte_perm into 0x4B000000) is the float 2^23 + b exactly, and one
+// subtraction leaves b minus the format's offset, also exactly.
+__device__ inline float byte_as_float(unsigned word, unsigned byte) { return __uint_as_float(__byte_perm(word, 0x4B000000u, 0x7540u | byte)); }
+
 template <>
 struct chunk8<kernels::kernel_format::q8_0> {
     std::uint16_t q[4];  // eight int8 quants, two per word
@@ -73,12 +78,17 @@ struct chunk8<kernels::kernel_format::q8_0> {
         for (int k = 0; k < 4; ++k) q[k] = w[k];
         d = b->d.bits;
     }
-    __device__ void decode(float (&v)[8]) const {
-        const float scale = half_to_float(d);
-        for (int k = 0; k < 4; ++k) {
-            v[2 * k] = scale * static_cast<float>(static_cast<std::int8_t>(q[k] & 0xff));
-            v[2 * k + 1] = scale * static_cast<float>(static_cast<std::int8_t>(q[k] >> 8));
+    // The quants as floats; returns the block's scale.
+    __device__ float values(float (&v)[8]) const {
+        for (int k = 0; k < 2; ++k) {
+            const unsigned word = (q[2 * k] | static_cast<unsigned>(q[2 * k + 1]) << 16) ^ 0x80808080u;  // int8 -> uint8 + 128
+            for (int j = 0; j < 4; ++j) v[4 * k + j] = byte_as_float(word, j) - 8388736.0f;            // 2^23 + 128
         }
+        return half_to_float(d);
+    }
+    __device__ void decode(float (&v)[8]) const {
+        const float scale = values(v);
+        for (float& x : v) x *= scale;
     }
 };
 
@@ -95,12 +105,16 @@ struct chunk8<kernels::kernel_format::q4_0> {
         d = b->d.bits;
         shift = j < blocks::qk / 2 ? 0 : 4;
     }
-    __device__ void decode(float (&v)[8]) const {
-        const float scale = half_to_float(d);
-        for (int k = 0; k < 4; ++k) {
-            v[2 * k] = scale * static_cast<float>(static_cast<int>((q[k] >> shift) & 0xf) - 8);
-            v[2 * k + 1] = scale * static_cast<float>(static_cast<int>((q[k] >> (8 + shift)) & 0xf) - 8);
+    __device__ float values(float (&v)[8]) const {
+        for (int k = 0; k < 2; ++k) {
+            const unsigned word = ((q[2 * k] | static_cast<unsigned>(q[2 * k + 1]) << 16) >> shift) & 0x0f0f0f0fu;
+            for (int j = 0; j < 4; ++j) v[4 * k + j] = byte_as_float(word, j) - 8388616.0f;  // 2^23 + 8
         }
+        return half_to_float(d);
+    }
+    __device__ void decode(float (&v)[8]) const {
+        const float scale = values(v);
+        for (float& x : v) x *= scale;
     }
 };
 
