@@ -1,14 +1,16 @@
 // Fused causal attention on the GPU over an f32/f16/Q8_0/Q4_0 KV cache, with the same cache
 // layout, the same split-and-merge of softmax states and the same block math as the CPU kernel.
 //
-// One block per (query row, KV head, context split) serves all the query heads of that KV head's
-// GQA group (up to 8 per block), so each K and V row is read from memory once per group, not once
-// per head. The split's keys go by in tiles: the block fetches tile i+1 (raw bits in registers,
-// 8-value chunks, coalesced) while it computes on tile i from shared memory. Per tile: warp h
-// scores head h against the tile's keys (one key per lane, so no cross-lane sum), updates head h's
-// online-softmax state and leaves the tile's weights in shared memory; then every thread
-// accumulates its (head, dimension) outputs from V. Scores never leave the tile: no tokens x
-// context buffer exists. A second kernel merges the splits.
+// One block per (query row, KV head, context split) serves up to four query heads of that KV
+// head's GQA group, so each K and V row is read from memory once per four heads. The split's keys
+// go by in tiles. A key's row is read by a group of lanes, one 8-value chunk each (coalesced), and
+// K and V never go through shared memory: each thread keeps its 8 dimensions of the four query
+// vectors and of the four output accumulators in registers, scores its chunk against them, and
+// the key's lanes sum the partial scores with shuffles. Only the scores (a few hundred floats)
+// meet in shared memory, where warp h turns head h's into online-softmax weights. Loads of the next
+// tile's K (and later V) are issued as soon as the current tile's are decoded, so they are in
+// flight while the tile is computed. Scores never leave the tile: no tokens x context buffer
+// exists. A second kernel merges the splits.
 #pragma once
 
 #include <cub/warp/warp_reduce.cuh>
@@ -24,35 +26,37 @@ namespace vramplan::gpu {
 namespace attention_tiling {
 inline constexpr int threads = 256;
 inline constexpr int warps = threads / 32;
-inline constexpr int max_heads = warps;  // query heads per block: one warp scores each
+inline constexpr int max_heads = 4;  // query heads per block: their q and outputs live in registers
 // Two blocks per multiprocessor (registers capped at 128 per thread): a decode step has only
 // n_head_kv x splits blocks (256 for Llama-3-8B), which must all be resident in one wave.
 inline constexpr int blocks_per_sm = 2;
-// Keys per tile: about 4096 values of K (and of V) per tile, at most 128 keys (the scores of a
-// tile stay small), a multiple of 4 (V is accumulated four keys at a time).
+inline constexpr int passes = 2;  // keys per thread per tile
+constexpr int power_of_two_at_least(int n) { return n <= 1 ? 1 : 2 * power_of_two_at_least((n + 1) / 2); }
+// Lanes reading one key: its HeadDim / 8 chunks, rounded up to a power of two so that a score is
+// a shuffle sum over an aligned lane group (head dims 80 and 96 leave some of the 16 lanes idle).
 template <int HeadDim>
-inline constexpr int tile_keys = (4096 / HeadDim < 128 ? 4096 / HeadDim : 128) / 4 * 4;
+inline constexpr int lanes_per_key = power_of_two_at_least(HeadDim / 8);
+template <int HeadDim>
+inline constexpr int tile_keys = threads / lanes_per_key<HeadDim> * passes;
 }  // namespace attention_tiling
 
 template <kernels::kernel_format Kv, int HeadDim>
-__global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::blocks_per_sm) attention_partial(kernels::attention_args a, std::uint64_t splits) {
+__global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::blocks_per_sm) attention_partial(kernels::attention_args a,
+                                                                                                                  std::uint64_t splits) {
     using namespace attention_tiling;
-    static_assert(HeadDim % 8 == 0, "K and V rows are read in 8-value chunks");
+    static_assert(HeadDim % 8 == 0 && lanes_per_key<HeadDim> <= 32, "K and V rows are read in 8-value chunks, one warp at most per key");
+    constexpr int L = lanes_per_key<HeadDim>;
+    constexpr int keys_per_pass = threads / L;
     constexpr int TK = tile_keys<HeadDim>;
-    constexpr int chunks_per_key = HeadDim / 8;
-    constexpr int tile_chunks = TK * chunks_per_key;
-    constexpr int chunks_per_thread = (tile_chunks + threads - 1) / threads;
-    constexpr int k_stride = HeadDim + 4;  // padding: eight lanes reading eight keys hit eight bank groups
-    constexpr int owned = (max_heads * HeadDim + threads - 1) / threads;  // (head, dim) outputs per thread
     using reduce = cub::WarpReduce<float>;
-    __shared__ __align__(16) float ks[TK * k_stride];
-    __shared__ __align__(16) float vs[TK * HeadDim];
-    __shared__ __align__(16) float qs[max_heads * HeadDim];
-    __shared__ __align__(16) float ps[max_heads * TK];  // the tile's softmax weights per head
+    __shared__ float ps[max_heads * TK];  // the tile's scores, then its softmax weights, per head
     __shared__ float rescale[max_heads];
+    __shared__ float partial_out[warps][max_heads * HeadDim];
     __shared__ typename reduce::TempStorage tmp[warps];
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int sub = tid % L, slot = tid / L;  // this thread's chunk of a key, and its key in each pass
+    const bool reads = sub < HeadDim / 8;
     const std::uint64_t t = blockIdx.z, s = blockIdx.y;
     const std::uint64_t group = a.n_head / a.n_head_kv, parts = (group + max_heads - 1) / max_heads;
     const std::uint64_t g = blockIdx.x / parts;
@@ -63,79 +67,73 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
     const std::uint64_t from = s * chunk < keys ? s * chunk : keys, to = from + chunk < keys ? from + chunk : keys;
     const std::uint64_t base = (a.seq ? static_cast<std::uint64_t>(a.seq[t]) : 0) * a.context;
     const std::uint64_t row_bytes = kernels::kernel_row_bytes(Kv, a.kv_dim());
+    const std::uint64_t column = g * HeadDim + static_cast<std::uint64_t>(sub) * 8;
     const auto* k_cache = static_cast<const std::uint8_t*>(a.k) + base * row_bytes;
     const auto* v_cache = static_cast<const std::uint8_t*>(a.v) + base * row_bytes;
 
-    for (int i = tid; i < nh * HeadDim; i += threads) qs[i] = a.q[(t * a.n_head + h0) * HeadDim + i];
-
-    chunk8<Kv> kc[chunks_per_thread], vc[chunks_per_thread];
-    auto fetch = [&](std::uint64_t first) {
+    float q[max_heads][8];
 #pragma unroll
-        for (int j = 0; j < chunks_per_thread; ++j) {
-            const int c = tid + threads * j;
-            const std::uint64_t key = first + c / chunks_per_key;
-            if (c >= tile_chunks || key >= to) break;
-            const std::uint64_t at = g * HeadDim + (c % chunks_per_key) * 8;
-            kc[j].fetch(k_cache + key * row_bytes, at);
-            vc[j].fetch(v_cache + key * row_bytes, at);
+    for (int h = 0; h < max_heads; ++h)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) q[h][k] = reads && h < nh ? a.q[(t * a.n_head + h0 + h) * HeadDim + sub * 8 + k] : 0.0f;
+
+    chunk8<Kv> kc[passes], vc[passes];
+    auto fetch = [&](chunk8<Kv>(&c)[passes], const std::uint8_t* cache, std::uint64_t first) {
+#pragma unroll
+        for (int j = 0; j < passes; ++j) {
+            const std::uint64_t key = first + j * keys_per_pass + slot;
+            if (reads && key < to) c[j].fetch(cache + key * row_bytes, column);
         }
     };
 
-    float acc[owned] = {};
+    float acc[max_heads][8] = {};
     float m = -INFINITY, l = 0.0f;  // head `warp`'s softmax state, the same in every lane of that warp
-    fetch(from);
+    fetch(kc, k_cache, from);
+    fetch(vc, v_cache, from);
     for (std::uint64_t first = from; first < to; first += TK) {
         const int valid = static_cast<int>(to - first < TK ? to - first : TK);
-        __syncthreads();  // every warp is done with the previous tile
+        float score[passes][max_heads];
 #pragma unroll
-        for (int j = 0; j < chunks_per_thread; ++j) {
-            const int c = tid + threads * j;
-            if (c >= tile_chunks) break;
-            const int key = c / chunks_per_key, d = (c % chunks_per_key) * 8;
-            float kv[8] = {}, vv[8] = {};  // keys past the split: zero V, so zero weights times V stay zero
-            if (key < valid) {
-                kc[j].decode(kv);
-                vc[j].decode(vv);
+        for (int j = 0; j < passes; ++j) {
+            float kv[8] = {};
+            if (reads && j * keys_per_pass + slot < valid) kc[j].decode(kv);
+#pragma unroll
+            for (int h = 0; h < max_heads; ++h) {
+                float even = 0.0f, odd = 0.0f;
+#pragma unroll
+                for (int k = 0; k < 8; k += 2) {
+                    even = fmaf(q[h][k], kv[k], even);
+                    odd = fmaf(q[h][k + 1], kv[k + 1], odd);
+                }
+                score[j][h] = even + odd;
             }
-            auto* kd = reinterpret_cast<float4*>(ks + key * k_stride + d);
-            auto* vd = reinterpret_cast<float4*>(vs + key * HeadDim + d);
-            kd[0] = make_float4(kv[0], kv[1], kv[2], kv[3]);
-            kd[1] = make_float4(kv[4], kv[5], kv[6], kv[7]);
-            vd[0] = make_float4(vv[0], vv[1], vv[2], vv[3]);
-            vd[1] = make_float4(vv[4], vv[5], vv[6], vv[7]);
         }
-        if (first + TK < to) fetch(first + TK);  // in flight while this tile is computed
+        if (first + TK < to) fetch(kc, k_cache, first + TK);
+#pragma unroll
+        for (int j = 0; j < passes; ++j)
+#pragma unroll
+            for (int h = 0; h < max_heads; ++h)
+#pragma unroll
+                for (int o = L / 2; o > 0; o /= 2) score[j][h] += __shfl_xor_sync(0xffffffffu, score[j][h], o);
+        __syncthreads();  // every thread is done with the previous tile's weights
+        if (sub == 0)
+#pragma unroll
+            for (int j = 0; j < passes; ++j)
+#pragma unroll
+                for (int h = 0; h < max_heads; ++h)
+                    if (h < nh) ps[h * TK + j * keys_per_pass + slot] = score[j][h] * a.scale;
         __syncthreads();
         if (warp < nh) {
-            constexpr int per_lane = (TK + 31) / 32;
-            float sc[per_lane];
+            float* row = ps + warp * TK;
             float tile_max = -INFINITY;
-#pragma unroll
-            for (int i = 0; i < per_lane; ++i) {
-                const int key = lane + 32 * i;
-                float4 dot = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // four independent FMA chains
-                if (key < TK) {
-                    const float4* kr = reinterpret_cast<const float4*>(ks + key * k_stride);
-                    const float4* qr = reinterpret_cast<const float4*>(qs + warp * HeadDim);
-#pragma unroll
-                    for (int d = 0; d < HeadDim / 4; ++d) {
-                        const float4 kk = kr[d], qq = qr[d];
-                        dot = make_float4(fmaf(kk.x, qq.x, dot.x), fmaf(kk.y, qq.y, dot.y), fmaf(kk.z, qq.z, dot.z), fmaf(kk.w, qq.w, dot.w));
-                    }
-                }
-                sc[i] = ((dot.x + dot.y) + (dot.z + dot.w)) * a.scale;
-                if (key < valid) tile_max = fmaxf(tile_max, sc[i]);
-            }
+            for (int k = lane; k < valid; k += 32) tile_max = fmaxf(tile_max, row[k]);
             tile_max = __shfl_sync(0xffffffffu, reduce(tmp[warp]).Reduce(tile_max, ::cuda::maximum<float>{}), 0);
             __syncwarp();
             const float m_new = fmaxf(m, tile_max);  // finite: a tile holds at least one key
             float sum = 0.0f;
-#pragma unroll
-            for (int i = 0; i < per_lane; ++i) {
-                const int key = lane + 32 * i;
-                if (key >= TK) break;
-                const float p = key < valid ? expf(sc[i] - m_new) : 0.0f;
-                ps[warp * TK + key] = p;
+            for (int k = lane; k < valid; k += 32) {
+                const float p = expf(row[k] - m_new);
+                row[k] = p;
                 sum += p;
             }
             sum = __shfl_sync(0xffffffffu, reduce(tmp[warp]).Sum(sum), 0);
@@ -146,33 +144,51 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
             if (lane == 0) rescale[warp] = r;
         }
         __syncthreads();
-        const int keys4 = (valid + 3) / 4 * 4;  // past `valid`, weights and V are zero
 #pragma unroll
-        for (int j = 0; j < owned; ++j) {
-            const int pair = tid + threads * j, h = pair / HeadDim, d = pair % HeadDim;
-            if (h >= nh) break;
-            float4 o = make_float4(acc[j] * rescale[h], 0.0f, 0.0f, 0.0f);  // four independent FMA chains
-            const float4* pw = reinterpret_cast<const float4*>(ps + h * TK);
-#pragma unroll 4
-            for (int k = 0; k < keys4; k += 4) {
-                const float4 w4 = pw[k / 4];
-                o.x = fmaf(w4.x, vs[k * HeadDim + d], o.x);
-                o.y = fmaf(w4.y, vs[(k + 1) * HeadDim + d], o.y);
-                o.z = fmaf(w4.z, vs[(k + 2) * HeadDim + d], o.z);
-                o.w = fmaf(w4.w, vs[(k + 3) * HeadDim + d], o.w);
+        for (int h = 0; h < max_heads; ++h)
+            if (h < nh)
+#pragma unroll
+                for (int k = 0; k < 8; ++k) acc[h][k] *= rescale[h];
+#pragma unroll
+        for (int j = 0; j < passes; ++j) {
+            const int key = j * keys_per_pass + slot;
+            if (!reads || key >= valid) continue;
+            float vv[8];
+            vc[j].decode(vv);
+#pragma unroll
+            for (int h = 0; h < max_heads; ++h) {
+                if (h >= nh) break;
+                const float p = ps[h * TK + key];
+#pragma unroll
+                for (int k = 0; k < 8; ++k) acc[h][k] = fmaf(p, vv[k], acc[h][k]);
             }
-            acc[j] = (o.x + o.y) + (o.z + o.w);
         }
+        if (first + TK < to) fetch(vc, v_cache, first + TK);
     }
+    // Each thread holds its keys' share of its 8 dimensions: sum the key slots, first those of a
+    // warp (L lanes apart), then the warps' through shared memory.
+#pragma unroll
+    for (int h = 0; h < max_heads; ++h)
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+#pragma unroll
+            for (int o = L; o < 32; o *= 2) acc[h][k] += __shfl_xor_sync(0xffffffffu, acc[h][k], o);
+    if (lane < L && reads)
+#pragma unroll
+        for (int h = 0; h < max_heads; ++h)
+            if (h < nh)
+#pragma unroll
+                for (int k = 0; k < 8; ++k) partial_out[warp][h * HeadDim + sub * 8 + k] = acc[h][k];
+    __syncthreads();
     auto state = [&](int h) { return a.workspace + ((t * a.n_head + h0 + h) * splits + s) * (HeadDim + 2); };
     if (warp < nh && lane == 0) {
         state(warp)[0] = m;
         state(warp)[1] = l;
     }
-#pragma unroll
-    for (int j = 0; j < owned; ++j) {
-        const int pair = tid + threads * j, h = pair / HeadDim, d = pair % HeadDim;
-        if (h < nh) state(h)[2 + d] = acc[j];
+    for (int i = tid; i < nh * HeadDim; i += threads) {
+        float sum = 0.0f;
+        for (int w = 0; w < warps; ++w) sum += partial_out[w][i];
+        state(i / HeadDim)[2 + i % HeadDim] = sum;
     }
 }
 
