@@ -4,9 +4,9 @@
 // One block per (query row, KV head, context split) serves up to four query heads of that KV
 // head's GQA group, so each K and V row is read from memory once per four heads. The split's keys
 // go by in tiles. A key's row is read by a group of lanes, one 8-value chunk each (coalesced), and
-// K and V never go through shared memory: each thread keeps its 8 dimensions of the four query
-// vectors and of the four output accumulators in registers, scores its chunk against them, and
-// the key's lanes sum the partial scores with shuffles. Only the scores (a few hundred floats)
+// K and V never go through shared memory: each thread keeps its 8 dimensions of the four output
+// accumulators in registers, scores its chunk against the four query heads, and the key's lanes
+// sum the partial scores with shuffles. Only the scores (a few hundred floats)
 // meet in shared memory, where warp h turns head h's into online-softmax weights. Loads of the next
 // tile's K (and later V) are issued as soon as the current tile's are decoded, so they are in
 // flight while the tile is computed. Scores never leave the tile: no tokens x context buffer
@@ -30,7 +30,7 @@ inline constexpr int max_heads = 4;  // query heads per block: their q and outpu
 // Two blocks per multiprocessor (registers capped at 128 per thread): a decode step has only
 // n_head_kv x splits blocks (256 for Llama-3-8B), which must all be resident in one wave.
 inline constexpr int blocks_per_sm = 2;
-inline constexpr int passes = 2;  // keys per thread per tile
+inline constexpr int passes = 4;  // keys per thread per tile: a tile of loads in flight per block
 constexpr int power_of_two_at_least(int n) { return n <= 1 ? 1 : 2 * power_of_two_at_least((n + 1) / 2); }
 // Lanes reading one key: its HeadDim / 8 chunks, rounded up to a power of two so that a score is
 // a shuffle sum over an aligned lane group (head dims 80 and 96 leave some of the 16 lanes idle).
@@ -49,6 +49,7 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
     constexpr int keys_per_pass = threads / L;
     constexpr int TK = tile_keys<HeadDim>;
     using reduce = cub::WarpReduce<float>;
+    __shared__ __align__(16) float qs[max_heads * HeadDim];
     __shared__ float ps[max_heads * TK];  // the tile's scores, then its softmax weights, per head
     __shared__ float rescale[max_heads];
     __shared__ float partial_out[warps][max_heads * HeadDim];
@@ -71,11 +72,8 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
     const auto* k_cache = static_cast<const std::uint8_t*>(a.k) + base * row_bytes;
     const auto* v_cache = static_cast<const std::uint8_t*>(a.v) + base * row_bytes;
 
-    float q[max_heads][8];
-#pragma unroll
-    for (int h = 0; h < max_heads; ++h)
-#pragma unroll
-        for (int k = 0; k < 8; ++k) q[h][k] = reads && h < nh ? a.q[(t * a.n_head + h0 + h) * HeadDim + sub * 8 + k] : 0.0f;
+    for (int i = tid; i < max_heads * HeadDim; i += threads) qs[i] = i < nh * HeadDim ? a.q[(t * a.n_head + h0) * HeadDim + i] : 0.0f;
+    __syncthreads();
 
     chunk8<Kv> kc[passes], vc[passes];
     auto fetch = [&](chunk8<Kv>(&c)[passes], const std::uint8_t* cache, std::uint64_t first) {
@@ -99,12 +97,12 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
             if (reads && j * keys_per_pass + slot < valid) kc[j].decode(kv);
 #pragma unroll
             for (int h = 0; h < max_heads; ++h) {
-                float even = 0.0f, odd = 0.0f;
-#pragma unroll
-                for (int k = 0; k < 8; k += 2) {
-                    even = fmaf(q[h][k], kv[k], even);
-                    odd = fmaf(q[h][k + 1], kv[k + 1], odd);
-                }
+                // This thread's 8 dimensions of query head h (shared memory, not registers: the
+                // registers hold a tile of loads in flight instead).
+                const float4* q4 = reinterpret_cast<const float4*>(qs + h * HeadDim + (reads ? sub * 8 : 0));
+                const float4 lo = q4[0], hi = q4[1];
+                const float even = fmaf(lo.x, kv[0], fmaf(lo.z, kv[2], fmaf(hi.x, kv[4], hi.z * kv[6])));
+                const float odd = fmaf(lo.y, kv[1], fmaf(lo.w, kv[3], fmaf(hi.y, kv[5], hi.w * kv[7])));
                 score[j][h] = even + odd;
             }
         }
@@ -192,20 +190,27 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
     }
 }
 
+// Merges the splits' states: the largest running max first, then every split's sum and
+// accumulator scaled to it. Two passes whose loads do not wait on one another (a running merge
+// would put one cache round trip per split on the critical path).
 template <int HeadDim>
 __global__ void attention_merge(kernels::attention_args a, std::uint64_t splits) {
     const std::uint64_t t = blockIdx.y, h = blockIdx.x;
     const int d = threadIdx.x;
     if (d >= HeadDim) return;
-    kernels::softmax_state st;
-    float acc = 0.0f;
+    const float* states = a.workspace + (t * a.n_head + h) * splits * (HeadDim + 2);
+    float m = -INFINITY;
+#pragma unroll 8
+    for (std::uint64_t s = 0; s < splits; ++s) m = fmaxf(m, states[s * (HeadDim + 2)]);
+    float l = 0.0f, acc = 0.0f;
+#pragma unroll 8
     for (std::uint64_t s = 0; s < splits; ++s) {
-        const float* p = a.workspace + ((t * a.n_head + h) * splits + s) * (HeadDim + 2);
-        float mine, theirs;
-        st.merge(kernels::softmax_state{p[0], p[1]}, mine, theirs);
-        acc = acc * mine + p[2 + d] * theirs;
+        const float* p = states + s * (HeadDim + 2);
+        const float w = p[0] == -INFINITY ? 0.0f : expf(p[0] - m);  // an empty split weighs nothing
+        l = fmaf(w, p[1], l);
+        acc = fmaf(w, p[2 + d], acc);
     }
-    a.out[(t * a.n_head + h) * HeadDim + d] = st.l > 0 ? acc / st.l : 0.0f;
+    a.out[(t * a.n_head + h) * HeadDim + d] = l > 0 ? acc / l : 0.0f;
 }
 
 template <kernels::kernel_format Kv, int HeadDim>
