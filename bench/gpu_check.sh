@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The checks that need a GPU, in one run (about 40 s on an H200): the CUDA test binary, the CUDA
+# benchmarks, generate on CUDA against CPU (resident, streamed, each KV format) and
+# compute-sanitizer. Writes its logs to OUT_DIR; bench/REPORT-cuda.md is written from them.
+# Usage: bench/gpu_check.sh [build-dir] [out-dir] [models-dir]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+out=${2:-$root/gpu-check}
+models=${3:-$root/../shared/models}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,memory.total,memory.free,clocks.max.sm,clocks.max.mem --format=csv >"$out/info.txt" 2>&1
+timeout 100 "$build/tests/vramplan_cuda_tests" --duration=true >"$out/tests.txt" 2>&1
+echo "tests rc=$?" >>"$out/tests.txt"
+timeout 120 "$build/bench/vramplan_bench_cuda" >"$out/bench.txt" 2>&1
+echo "bench rc=$?" >>"$out/bench.txt"
+for m in stories260K stories260K-q8_0 stories260K-q4_0; do
+    [ -f "$models/$m.gguf" ] || continue
+    for args in "--device cpu" "--device cuda" "--device cuda --device-budget 600KiB" "--device cpu --kv q8_0" "--device cuda --kv q8_0" \
+                "--device cpu --kv q4_0" "--device cuda --kv q4_0"; do
+        echo "=== $m $args"
+        # shellcheck disable=SC2086
+        timeout 20 "$build/examples/generate" -m "$models/$m.gguf" -n 32 $args
+        echo "rc=$?"
+    done
+done >"$out/generate.txt" 2>&1
+{
+    timeout 60 compute-sanitizer --tool memcheck "$build/tests/vramplan_cuda_tests" -tc="CUDA fused*,CUDA matmul*"
+    [ -f "$models/stories260K.gguf" ] && timeout 30 compute-sanitizer --tool racecheck "$build/examples/generate" -m "$models/stories260K.gguf" -n 4 --device cuda
+} >"$out/sanitizer.txt" 2>&1
+grep -E "test cases|assertions|rc=" "$out/tests.txt"
+grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
