@@ -6,11 +6,12 @@
 // go by in tiles. A key's row is read by a group of lanes, one 8-value chunk each (coalesced), and
 // K and V never go through shared memory: each thread keeps its 8 dimensions of the four output
 // accumulators in registers, scores its chunk against the four query heads, and the key's lanes
-// sum the partial scores with shuffles. Only the scores (a few hundred floats)
-// meet in shared memory, where warp h turns head h's into online-softmax weights. Loads of the next
-// tile's K (and later V) are issued as soon as the current tile's are decoded, so they are in
-// flight while the tile is computed. Scores never leave the tile: no tokens x context buffer
-// exists. A second kernel merges the splits.
+// sum the partial scores with shuffles. Only the scores (a few hundred floats) and the query
+// vectors meet in shared memory, where warp h turns head h's scores into online-softmax weights.
+// Loads of the next tile's K (and later V) are issued as soon as the current tile's are decoded,
+// so they are in flight while the tile is computed. Scores never leave the tile: no tokens x
+// context buffer exists. A second kernel merges the splits. (The sums use raw shuffles: CUB's warp
+// reductions cover contiguous lane groups, and the final sum runs over lanes L apart.)
 #pragma once
 
 #include <cub/warp/warp_reduce.cuh>
@@ -26,7 +27,7 @@ namespace vramplan::gpu {
 namespace attention_tiling {
 inline constexpr int threads = 256;
 inline constexpr int warps = threads / 32;
-inline constexpr int max_heads = 4;  // query heads per block: their q and outputs live in registers
+inline constexpr int max_heads = 4;  // query heads per block: each thread holds 8 outputs of each
 // Two blocks per multiprocessor (registers capped at 128 per thread): a decode step has only
 // n_head_kv x splits blocks (256 for Llama-3-8B), which must all be resident in one wave.
 inline constexpr int blocks_per_sm = 2;
