@@ -37,36 +37,39 @@ struct chunk8<kernels::kernel_format::f32> {
     }
 };
 
-template <>
-struct chunk8<kernels::kernel_format::f16> {
+// Eight 16-bit floats (f16 or bf16): one 128-bit load, two values per word.
+template <kernels::kernel_format F>
+struct chunk8_16bit {
     uint4 bits;
     __device__ void fetch(const void* row, std::uint64_t i) { bits = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(row) + i); }
+    __device__ static float widen(unsigned b) {
+        if constexpr (F == kernels::kernel_format::f16) return half_to_float(static_cast<std::uint16_t>(b));
+        else return __uint_as_float(b << 16);  // bf16 is the top half of an f32
+    }
     __device__ void decode(float (&v)[8]) const {
         const unsigned w[4] = {bits.x, bits.y, bits.z, bits.w};
         for (int k = 0; k < 4; ++k) {
-            v[2 * k] = half_to_float(static_cast<std::uint16_t>(w[k] & 0xffffu));
-            v[2 * k + 1] = half_to_float(static_cast<std::uint16_t>(w[k] >> 16));
+            v[2 * k] = widen(w[k] & 0xffffu);
+            v[2 * k + 1] = widen(w[k] >> 16);
         }
     }
 };
-
 template <>
-struct chunk8<kernels::kernel_format::bf16> {
-    uint4 bits;
-    __device__ void fetch(const void* row, std::uint64_t i) { bits = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(row) + i); }
-    __device__ void decode(float (&v)[8]) const {
-        const unsigned w[4] = {bits.x, bits.y, bits.z, bits.w};
-        for (int k = 0; k < 4; ++k) {
-            v[2 * k] = __uint_as_float(w[k] << 16);
-            v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-        }
-    }
-};
+struct chunk8<kernels::kernel_format::f16> : chunk8_16bit<kernels::kernel_format::f16> {};
+template <>
+struct chunk8<kernels::kernel_format::bf16> : chunk8_16bit<kernels::kernel_format::bf16> {};
 
 // Small integers become floats without the quarter-rate integer conversion: byte b placed under
 // the exponent of 2^23 (__byte_perm into 0x4B000000) is the float 2^23 + b exactly, and one
 // subtraction leaves b minus the format's offset, also exactly.
 __device__ inline float byte_as_float(unsigned word, unsigned byte) { return __uint_as_float(__byte_perm(word, 0x4B000000u, 0x7540u | byte)); }
+
+// A quantized chunk's values: its integers (values()) times the block scale it returns.
+template <class Chunk>
+__device__ void decode_scaled(const Chunk& c, float (&v)[8]) {
+    const float scale = c.values(v);
+    for (float& x : v) x *= scale;
+}
 
 template <>
 struct chunk8<kernels::kernel_format::q8_0> {
@@ -86,10 +89,7 @@ struct chunk8<kernels::kernel_format::q8_0> {
         }
         return half_to_float(d);
     }
-    __device__ void decode(float (&v)[8]) const {
-        const float scale = values(v);
-        for (float& x : v) x *= scale;
-    }
+    __device__ void decode(float (&v)[8]) const { decode_scaled(*this, v); }
 };
 
 template <>
@@ -112,10 +112,7 @@ struct chunk8<kernels::kernel_format::q4_0> {
         }
         return half_to_float(d);
     }
-    __device__ void decode(float (&v)[8]) const {
-        const float scale = values(v);
-        for (float& x : v) x *= scale;
-    }
+    __device__ void decode(float (&v)[8]) const { decode_scaled(*this, v); }
 };
 
 // Activations (f32, or f16 for W8A16/W4A16) as eight values, for rows of a multiple of 8 values.
