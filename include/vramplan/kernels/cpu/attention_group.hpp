@@ -26,55 +26,67 @@ namespace simd {
 
 inline constexpr bool is_block_format(kernel_format f) { return f == kernel_format::q8_0 || f == kernel_format::q4_0; }
 
-// The scale of the block holding value d of a head slice that starts on a block boundary.
+// A head slice is walked in pieces: runs of values under one scale (a Q8_0 or Q4_0 block) or, for
+// f32 and f16, 16 values. Inside a piece every offset is a compile-time constant, so the loops
+// carry one pointer per row and no index arithmetic.
 template <kernel_format Kv>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 block_scale(const std::uint8_t* slice, int d) {
-    if constexpr (Kv == kernel_format::q8_0) return _mm256_set1_ps(scale(reinterpret_cast<const blocks::q8_0*>(slice)[d / 32].d));
-    else if constexpr (Kv == kernel_format::q4_0) return _mm256_set1_ps(scale(reinterpret_cast<const blocks::q4_0*>(slice)[d / 32].d));
-    else return _mm256_set1_ps(1.0f);
+inline constexpr int piece_values = is_block_format(Kv) ? 32 : 16;
+template <kernel_format Kv>
+inline constexpr std::uint64_t piece_bytes = is_block_format(Kv) ? block_bytes(Kv) : 16 * block_bytes(Kv);
+
+// The scale of the piece at p (1 for formats without one).
+template <kernel_format Kv>
+__attribute__((target("avx2,fma,f16c"))) inline float piece_scale(const std::uint8_t* p) {
+    if constexpr (Kv == kernel_format::q8_0) return scale(reinterpret_cast<const blocks::q8_0*>(p)->d);
+    else if constexpr (Kv == kernel_format::q4_0) return scale(reinterpret_cast<const blocks::q4_0*>(p)->d);
+    else return 1.0f;
 }
 
-// Values d..d+7 (d a multiple of 8) of such a slice, as floats before their block's scale.
-template <kernel_format Kv>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 unscaled8(const std::uint8_t* slice, int d) {
+// Values 8I..8I+7 of the piece at p as floats, before the piece's scale.
+template <kernel_format Kv, int I>
+__attribute__((target("avx2,fma,f16c"))) inline __m256 piece_chunk(const std::uint8_t* p) {
     if constexpr (Kv == kernel_format::f32) {
-        return _mm256_loadu_ps(reinterpret_cast<const float*>(slice) + d);
+        return _mm256_loadu_ps(reinterpret_cast<const float*>(p) + 8 * I);
     } else if constexpr (Kv == kernel_format::f16) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(slice + 2 * d)));
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * I)));
     } else if constexpr (Kv == kernel_format::q8_0) {
-        return load8_i8(reinterpret_cast<const blocks::q8_0*>(slice)[d / 32].qs + d % 32);
+        return load8_i8(reinterpret_cast<const blocks::q8_0*>(p)->qs + 8 * I);
     } else {
         // Element i < 16 is the low nibble of byte i, element i >= 16 the high nibble of byte i - 16.
-        const int i = d % 32;
-        const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(reinterpret_cast<const blocks::q4_0*>(slice)[d / 32].qs + (i & 15))));
-        const __m256i nib = i < 16 ? _mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)) : _mm256_srli_epi32(bytes, 4);
+        const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(reinterpret_cast<const blocks::q4_0*>(p)->qs + 8 * (I % 2))));
+        const __m256i nib = I < 2 ? _mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)) : _mm256_srli_epi32(bytes, 4);
         return _mm256_cvtepi32_ps(_mm256_sub_epi32(nib, _mm256_set1_epi32(8)));
     }
 }
 
-template <kernel_format Kv>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 scaled(__m256 block_scale, __m256 x) {
-    if constexpr (is_block_format(Kv)) return _mm256_mul_ps(block_scale, x);
-    else return x;
+// acc_h[k] += q_h . (chunk I of the pieces at k0 and k1) for the heads H..., before the pieces' scales.
+template <kernel_format Kv, int HeadDim, int I, std::size_t G, std::size_t... H>
+__attribute__((target("avx2,fma,f16c"))) inline void chunk_products(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, __m256 (&a0)[G],
+                                                                    __m256 (&a1)[G], std::index_sequence<H...>) {
+    const __m256 x0 = piece_chunk<Kv, I>(k0), x1 = piece_chunk<Kv, I>(k1);
+    ((a0[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + 8 * I), x0, a0[H]), a1[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + 8 * I), x1, a1[H])),
+     ...);
 }
 
 // q_h . k_j for the heads H... and the two keys k0, k1: lane order of the result is (h0 k0, h0 k1,
-// h1 k0, ...). Block scales are read once per 32 values. The per-head accumulators are arrays
-// indexed only through the fold over H, so they live in registers on every compiler.
-template <kernel_format Kv, int HeadDim, std::size_t... H>
+// h1 k0, ...). A piece's products are summed before its scale is applied (one FMA per head and
+// key per piece), and the per-head accumulators are arrays indexed only through folds over H and
+// the piece's chunks I, so they live in registers on every compiler.
+template <kernel_format Kv, int HeadDim, std::size_t... H, std::size_t... I>
 __attribute__((target("avx2,fma,f16c"))) inline void scores_2keys(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, float* out,
-                                                                  std::index_sequence<H...>) {
-    constexpr int chunk = is_block_format(Kv) ? 32 : 16;  // values under one scale (HeadDim is a multiple)
+                                                                  std::index_sequence<H...>, std::index_sequence<I...>) {
+    constexpr int P = piece_values<Kv>;
     __m256 a0[] = {((void)H, _mm256_setzero_ps())...};
     __m256 a1[] = {((void)H, _mm256_setzero_ps())...};
-    for (int b = 0; b < HeadDim; b += chunk) {
-        const __m256 s0 = block_scale<Kv>(k0, b), s1 = block_scale<Kv>(k1, b);
-        for (int i = 0; i < chunk; i += 8) {
-            const int d = b + i;
-            const __m256 x0 = scaled<Kv>(s0, unscaled8<Kv>(k0, d)), x1 = scaled<Kv>(s1, unscaled8<Kv>(k1, d));
-            ((a0[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + d), x0, a0[H]),
-              a1[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + d), x1, a1[H])),
-             ...);
+    for (int b = 0; b < HeadDim / P; ++b, q += P, k0 += piece_bytes<Kv>, k1 += piece_bytes<Kv>) {
+        if constexpr (is_block_format(Kv)) {
+            __m256 t0[] = {((void)H, _mm256_setzero_ps())...};
+            __m256 t1[] = {((void)H, _mm256_setzero_ps())...};
+            (chunk_products<Kv, HeadDim, static_cast<int>(I)>(q, k0, k1, t0, t1, std::index_sequence<H...>{}), ...);
+            const __m256 s0 = _mm256_set1_ps(piece_scale<Kv>(k0)), s1 = _mm256_set1_ps(piece_scale<Kv>(k1));
+            ((a0[H] = _mm256_fmadd_ps(s0, t0[H], a0[H]), a1[H] = _mm256_fmadd_ps(s1, t1[H], a1[H])), ...);
+        } else {
+            (chunk_products<Kv, HeadDim, static_cast<int>(I)>(q, k0, k1, a0, a1, std::index_sequence<H...>{}), ...);
         }
     }
     if constexpr (sizeof...(H) == 4) {
@@ -86,19 +98,34 @@ __attribute__((target("avx2,fma,f16c"))) inline void scores_2keys(const float* q
     }
 }
 
-// acc_h[c, c + 16) = acc_h * rescale_h + sum_j p_h[j] v_j for the heads H...
-template <kernel_format Kv, int HeadDim, std::size_t... H>
-__attribute__((target("avx2,fma,f16c"))) inline void values_16(const float (*p)[key_tile], const float* rescale, const std::uint8_t* v,
-                                                               std::uint64_t row_bytes, int n, float* const* acc, int c, std::index_sequence<H...>) {
-    __m256 r0[] = {_mm256_mul_ps(_mm256_loadu_ps(acc[H] + c), _mm256_set1_ps(rescale[H]))...};
-    __m256 r1[] = {_mm256_mul_ps(_mm256_loadu_ps(acc[H] + c + 8), _mm256_set1_ps(rescale[H]))...};
-    for (int j = 0; j < n; ++j) {
-        const std::uint8_t* row = v + static_cast<std::uint64_t>(j) * row_bytes;
-        const __m256 bs = block_scale<Kv>(row, c);  // c..c+15 lie in one block
-        const __m256 x0 = scaled<Kv>(bs, unscaled8<Kv>(row, c)), x1 = scaled<Kv>(bs, unscaled8<Kv>(row, c + 8));
-        ((r0[H] = _mm256_fmadd_ps(_mm256_set1_ps(p[H][j]), x0, r0[H]), r1[H] = _mm256_fmadd_ps(_mm256_set1_ps(p[H][j]), x1, r1[H])), ...);
+// acc_h[16 values] = acc_h * rescale_h + sum_j w_h[j] v_j over chunks I0 and I0 + 1 of the piece at
+// v (rows row_bytes apart) for the heads H..., v_j before its piece's scale: for block formats the
+// weights w come with the scales folded in.
+template <kernel_format Kv, int I0, std::size_t... H>
+__attribute__((target("avx2,fma,f16c"))) inline void values_16(const float (*w)[key_tile], const float* rescale, const std::uint8_t* v,
+                                                               std::uint64_t row_bytes, int n, float* const* acc, std::index_sequence<H...>) {
+    __m256 r0[] = {_mm256_mul_ps(_mm256_loadu_ps(acc[H]), _mm256_set1_ps(rescale[H]))...};
+    __m256 r1[] = {_mm256_mul_ps(_mm256_loadu_ps(acc[H] + 8), _mm256_set1_ps(rescale[H]))...};
+    for (int j = 0; j < n; ++j, v += row_bytes) {
+        const __m256 x0 = piece_chunk<Kv, I0>(v), x1 = piece_chunk<Kv, I0 + 1>(v);
+        ((r0[H] = _mm256_fmadd_ps(_mm256_set1_ps(w[H][j]), x0, r0[H]), r1[H] = _mm256_fmadd_ps(_mm256_set1_ps(w[H][j]), x1, r1[H])), ...);
     }
-    ((_mm256_storeu_ps(acc[H] + c, r0[H]), _mm256_storeu_ps(acc[H] + c + 8, r1[H])), ...);
+    ((_mm256_storeu_ps(acc[H], r0[H]), _mm256_storeu_ps(acc[H] + 8, r1[H])), ...);
+}
+
+// w[h][j] = p[h][j] * (scale of the piece at v in row j): folding a block's scale into the weights
+// once per tile takes a scale load, conversion and multiply out of every 16 values of every key.
+template <kernel_format Kv, int G>
+__attribute__((target("avx2,fma,f16c"))) inline void fold_value_scales(const float (*p)[key_tile], const std::uint8_t* v, std::uint64_t row_bytes,
+                                                                       int n, float (*w)[key_tile]) {
+    static_assert(key_tile == 16);
+    alignas(32) float d[key_tile] = {};
+    for (int j = 0; j < n; ++j) d[j] = piece_scale<Kv>(v + static_cast<std::uint64_t>(j) * row_bytes);
+    const __m256 d0 = _mm256_load_ps(d), d1 = _mm256_load_ps(d + 8);
+    for (int h = 0; h < G; ++h) {
+        _mm256_store_ps(w[h], _mm256_mul_ps(_mm256_load_ps(p[h]), d0));
+        _mm256_store_ps(w[h] + 8, _mm256_mul_ps(_mm256_load_ps(p[h] + 8), d1));
+    }
 }
 
 // The tile's n keys (rows k, k + row_bytes, ...; v likewise, each pointing at this KV head's
@@ -106,11 +133,12 @@ __attribute__((target("avx2,fma,f16c"))) inline void values_16(const float (*p)[
 template <kernel_format Kv, int HeadDim, int G>
 __attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes,
                                                                 int n, float scale, const head_state* st) {
+    constexpr int P = piece_values<Kv>;
     alignas(32) float p[G][key_tile];
     for (int j = 0; j < n; j += 2) {
         float s[2 * G];
         const std::uint8_t* k0 = k + static_cast<std::uint64_t>(j) * row_bytes;
-        scores_2keys<Kv, HeadDim>(q, k0, j + 1 < n ? k0 + row_bytes : k0, s, std::make_index_sequence<G>{});
+        scores_2keys<Kv, HeadDim>(q, k0, j + 1 < n ? k0 + row_bytes : k0, s, std::make_index_sequence<G>{}, std::make_index_sequence<P / 8>{});
         for (int h = 0; h < G; ++h) {
             p[h][j] = s[2 * h] * scale;
             if (j + 1 < n) p[h][j + 1] = s[2 * h + 1] * scale;
@@ -123,7 +151,20 @@ __attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, 
         rescale[h] = fold_scores(p[h], st[h]);
         acc[h] = st[h].acc();
     }
-    for (int c = 0; c < HeadDim; c += 16) values_16<Kv, HeadDim>(p, rescale, v, row_bytes, n, acc, c, std::make_index_sequence<G>{});
+    for (int b = 0; b < HeadDim / P; ++b, v += piece_bytes<Kv>) {
+        alignas(32) float folded[G][key_tile];
+        const float(*w)[key_tile] = p;
+        if constexpr (is_block_format(Kv)) {
+            fold_value_scales<Kv, G>(p, v, row_bytes, n, folded);
+            w = folded;
+        }
+        values_16<Kv, 0>(w, rescale, v, row_bytes, n, acc, std::make_index_sequence<G>{});
+        for (int h = 0; h < G; ++h) acc[h] += 16;
+        if constexpr (P == 32) {
+            values_16<Kv, 2>(w, rescale, v, row_bytes, n, acc, std::make_index_sequence<G>{});
+            for (int h = 0; h < G; ++h) acc[h] += 16;
+        }
+    }
 }
 
 }  // namespace simd
