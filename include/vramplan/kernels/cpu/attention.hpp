@@ -82,11 +82,15 @@ void attention(const attention_args& a, thread_pool& pool) {
             };
             for (std::uint64_t p0 = from; p0 < to; p0 += key_tile) {
                 const int n = static_cast<int>(std::min<std::uint64_t>(to - p0, key_tile));
-                for (std::uint64_t j = p0 + key_tile; j < std::min<std::uint64_t>(to, p0 + 2 * key_tile); ++j) {
-                    prefetch_row(slice_at(kc, base + j, g0));
-                    prefetch_row(slice_at(vc, base + j, g0));
-                }
+                // The next tile's rows are prefetched a few at a time, before each KV head's step,
+                // so the requests are spread over the tile's computation instead of issued in one burst.
+                const std::uint64_t next = p0 + key_tile, next_end = std::min<std::uint64_t>(to, next + key_tile);
+                const std::uint64_t rows_per_head = (key_tile + (g1 - g0) - 1) / (g1 - g0);
                 for (std::uint64_t g = g0; g < g1; ++g) {
+                    for (std::uint64_t j = next + (g - g0) * rows_per_head; j < std::min(next_end, next + (g - g0 + 1) * rows_per_head); ++j) {
+                        prefetch_row(slice_at(kc, base + j, g0));
+                        prefetch_row(slice_at(vc, base + j, g0));
+                    }
                     head_state states[max_group];
                     if (group <= max_group) {
                         for (std::uint64_t i = 0; i < group; ++i) states[i] = head_state{partial(t, g * group + i, s)};
