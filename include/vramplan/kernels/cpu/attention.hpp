@@ -14,6 +14,7 @@
 #include "vramplan/kernels/cpu/attention_group.hpp"
 #include "vramplan/kernels/cpu/attention_tile.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/prefetch.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 
 namespace vramplan::kernels {
@@ -47,9 +48,10 @@ void attention(const attention_args& a, thread_pool& pool) {
     // floats once per four query heads of a GQA group (the group step), or once per group when
     // the slices are dequantized into kf/vf (the general path). An item walks whole cache rows in
     // order when it can (all KV heads), because scattered head slices cost a TLB miss every few
-    // rows, and the next tile's rows are prefetched while this one is computed. KV heads are split
-    // across items only when tokens x splits would leave threads idle.
-    constexpr std::uint64_t max_group = 16;  // query heads per KV head the group step takes (more: general path)
+    // rows, and the next tile's rows are prefetched, a few lines between each pair of keys, while
+    // this one is computed. KV heads are split across items only when tokens x splits would leave
+    // threads idle.
+    const bool grouped = group_steps_serve<Kv, HeadDim>(group);
     const std::uint64_t rows_items = a.tokens * splits;
     const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
     const std::uint64_t head_ranges = rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
@@ -72,39 +74,30 @@ void attention(const attention_args& a, thread_pool& pool) {
                 st.l() = 0.0f;
                 for (int d = 0; d < HeadDim; ++d) st.acc()[d] = 0.0f;
             }
-            // The bytes of heads [g0, g1) in one row (whole rows when the item has every head); every
-            // cache line they touch is prefetched, the last one through the span's last byte.
+            // The bytes of heads [g0, g1) in one row (whole rows when the item has every head).
             const std::uint64_t span = slice_offset(g1) - slice_offset(g0);
-            const auto prefetch_row = [&](const std::uint8_t* at) {
-                if (span == 0) return;
-                for (std::uint64_t off = 0; off < span; off += 64) __builtin_prefetch(at + off, 0, 2);
-                __builtin_prefetch(at + span - 1, 0, 2);
-            };
             for (std::uint64_t p0 = from; p0 < to; p0 += key_tile) {
                 const int n = static_cast<int>(std::min<std::uint64_t>(to - p0, key_tile));
-                // The next tile's rows are prefetched a few at a time, before each KV head's step,
-                // so the requests are spread over the tile's computation instead of issued in one burst.
-                const std::uint64_t next = p0 + key_tile, next_end = std::min<std::uint64_t>(to, next + key_tile);
-                const std::uint64_t rows_per_head = (key_tile + (g1 - g0) - 1) / (g1 - g0);
+                const std::uint64_t next = p0 + key_tile, next_rows = next < to ? std::min<std::uint64_t>(to - next, key_tile) : 0;
+                const std::uint64_t steps = (g1 - g0) * (grouped ? group_steps_prefetch_steps(group, n) : static_cast<std::uint64_t>(n));
+                tile_prefetcher next_tile(slice_at(kc, base + next, g0), slice_at(vc, base + next, g0), row_bytes, span, next_rows, steps);
                 for (std::uint64_t g = g0; g < g1; ++g) {
-                    for (std::uint64_t j = next + (g - g0) * rows_per_head; j < std::min(next_end, next + (g - g0 + 1) * rows_per_head); ++j) {
-                        prefetch_row(slice_at(kc, base + j, g0));
-                        prefetch_row(slice_at(vc, base + j, g0));
-                    }
-                    head_state states[max_group];
-                    if (group <= max_group) {
+                    if (grouped) {
+                        head_state states[group_steps_max_heads];
                         for (std::uint64_t i = 0; i < group; ++i) states[i] = head_state{partial(t, g * group + i, s)};
-                        if (group_steps<Kv, HeadDim>(a.q + (t * a.n_head + g * group) * HeadDim, slice_at(kc, base + p0, g), slice_at(vc, base + p0, g),
-                                                     row_bytes, n, a.scale, states, group))
-                            continue;
+                        group_steps<Kv, HeadDim>(a.q + (t * a.n_head + g * group) * HeadDim, slice_at(kc, base + p0, g), slice_at(vc, base + p0, g), row_bytes,
+                                                 n, a.scale, states, group, next_tile);
+                        continue;
                     }
                     for (int j = 0; j < n; ++j) {
+                        next_tile.step();
                         to_f32<Kv>(kc + (base + p0 + j) * row_bytes, g * HeadDim, kf[j], HeadDim);
                         to_f32<Kv>(vc + (base + p0 + j) * row_bytes, g * HeadDim, vf[j], HeadDim);
                     }
                     for (std::uint64_t h = g * group; h < (g + 1) * group; ++h)
                         tile_step<HeadDim>(a.q + (t * a.n_head + h) * HeadDim, kf, vf, n, a.scale, head_state{partial(t, h, s)});
                 }
+                next_tile.finish();
             }
         }
     });

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "vramplan/kernels/cpu/attention_tile.hpp"
+#include "vramplan/kernels/cpu/prefetch.hpp"
 
 namespace vramplan::kernels::cpu {
 
@@ -132,10 +133,11 @@ __attribute__((target("avx2,fma,f16c"))) inline void fold_value_scales(const flo
 // slice) folded into the states of G consecutive query heads, whose queries start at q.
 template <kernel_format Kv, int HeadDim, int G>
 __attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes,
-                                                                int n, float scale, const head_state* st) {
+                                                                int n, float scale, const head_state* st, tile_prefetcher& next_tile) {
     constexpr int P = piece_values<Kv>;
     alignas(32) float p[G][key_tile];
     for (int j = 0; j < n; j += 2) {
+        next_tile.step();
         float s[2 * G];
         const std::uint8_t* k0 = k + static_cast<std::uint64_t>(j) * row_bytes;
         scores_2keys<Kv, HeadDim>(q, k0, j + 1 < n ? k0 + row_bytes : k0, s, std::make_index_sequence<G>{}, std::make_index_sequence<P / 8>{});
@@ -170,28 +172,45 @@ __attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, 
 }  // namespace simd
 #endif
 
-// Folds the tile into the states of `heads` consecutive query heads (one KV head's group), four at
-// a time, when the processor and the format allow; false when the caller must take the general path.
+// Query heads per KV head group_steps takes (their states live on the caller's stack); larger
+// groups take the general path.
+inline constexpr std::uint64_t group_steps_max_heads = 16;
+
+// Whether group_steps serves this format and head size on this processor, for `heads` query heads
+// per KV head.
 template <kernel_format Kv, int HeadDim>
-inline bool group_steps(const float* q, const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes, int n, float scale, const head_state* st,
-                        std::uint64_t heads) {
+inline bool group_steps_serve(std::uint64_t heads) {
+#if VRAMPLAN_X86_SIMD
+    return group_step_fits<Kv, HeadDim> && heads <= group_steps_max_heads && has_avx2();
+#else
+    (void)heads;
+    return false;
+#endif
+}
+
+// Calls to next_tile.step() one group_steps call makes for a tile of n keys.
+inline std::uint64_t group_steps_prefetch_steps(std::uint64_t heads, int n) { return (heads + 3) / 4 * static_cast<std::uint64_t>((n + 1) / 2); }
+
+// Folds the tile into the states of `heads` consecutive query heads (one KV head's group), four at
+// a time; only where group_steps_serve says so.
+template <kernel_format Kv, int HeadDim>
+inline void group_steps(const float* q, const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes, int n, float scale, const head_state* st,
+                        std::uint64_t heads, tile_prefetcher& next_tile) {
 #if VRAMPLAN_X86_SIMD
     if constexpr (group_step_fits<Kv, HeadDim>) {
-        if (!has_avx2()) return false;
         for (std::uint64_t h = 0; h < heads; h += 4) {
             const float* qh = q + h * HeadDim;
             switch (heads - h < 4 ? heads - h : 4) {
-                case 1: simd::group_step<Kv, HeadDim, 1>(qh, k, v, row_bytes, n, scale, st + h); break;
-                case 2: simd::group_step<Kv, HeadDim, 2>(qh, k, v, row_bytes, n, scale, st + h); break;
-                case 3: simd::group_step<Kv, HeadDim, 3>(qh, k, v, row_bytes, n, scale, st + h); break;
-                default: simd::group_step<Kv, HeadDim, 4>(qh, k, v, row_bytes, n, scale, st + h); break;
+                case 1: simd::group_step<Kv, HeadDim, 1>(qh, k, v, row_bytes, n, scale, st + h, next_tile); break;
+                case 2: simd::group_step<Kv, HeadDim, 2>(qh, k, v, row_bytes, n, scale, st + h, next_tile); break;
+                case 3: simd::group_step<Kv, HeadDim, 3>(qh, k, v, row_bytes, n, scale, st + h, next_tile); break;
+                default: simd::group_step<Kv, HeadDim, 4>(qh, k, v, row_bytes, n, scale, st + h, next_tile); break;
             }
         }
-        return true;
+        return;
     }
 #endif
-    (void)q, (void)k, (void)v, (void)row_bytes, (void)n, (void)scale, (void)st, (void)heads;
-    return false;
+    (void)q, (void)k, (void)v, (void)row_bytes, (void)n, (void)scale, (void)st, (void)heads, (void)next_tile;
 }
 
 }  // namespace vramplan::kernels::cpu
