@@ -58,16 +58,23 @@ void attention(const attention_args& a, thread_pool& pool) {
     const std::uint64_t heads_per_range = (a.n_head_kv + head_ranges - 1) / head_ranges;
     const auto slice_offset = [](std::uint64_t g) { return g * HeadDim / block_size(Kv) * block_bytes(Kv); };
     const auto slice_at = [&](const std::uint8_t* cache, std::uint64_t row, std::uint64_t g) { return cache + row * row_bytes + slice_offset(g); };
+    // What an item covers: token t, split s, KV heads [g0, g1), cache rows base + [from, to).
+    struct item_range {
+        std::uint64_t t, s, g0, g1, from, to, base;
+    };
+    const auto range_of = [&](std::uint64_t item) {
+        const std::uint64_t r = item % head_ranges, s = item / head_ranges % splits, t = item / head_ranges / splits;
+        const std::uint64_t g0 = std::min(a.n_head_kv, r * heads_per_range), g1 = std::min(a.n_head_kv, g0 + heads_per_range);
+        const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
+        const std::uint64_t chunk = (keys + splits - 1) / splits;
+        const std::uint64_t from = std::min(s * chunk, keys), to = std::min(from + chunk, keys);
+        return item_range{t, s, g0, g1, from, to, (a.seq ? static_cast<std::uint64_t>(a.seq[t]) : 0) * a.context};
+    };
     pool.parallel_for(rows_items * head_ranges, [&](std::uint64_t begin, std::uint64_t end) {
         alignas(32) key_slices<HeadDim> kf, vf;
         for (std::uint64_t item = begin; item < end; ++item) {
-            const std::uint64_t r = item % head_ranges, s = item / head_ranges % splits, t = item / head_ranges / splits;
-            const std::uint64_t g0 = r * heads_per_range, g1 = std::min(a.n_head_kv, g0 + heads_per_range);
+            const auto [t, s, g0, g1, from, to, base] = range_of(item);
             if (g0 >= g1) continue;
-            const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
-            const std::uint64_t chunk = (keys + splits - 1) / splits;
-            const std::uint64_t from = std::min(s * chunk, keys), to = std::min(from + chunk, keys);
-            const std::uint64_t base = (a.seq ? static_cast<std::uint64_t>(a.seq[t]) : 0) * a.context;
             for (std::uint64_t h = g0 * group; h < g1 * group; ++h) {
                 head_state st{partial(t, h, s)};
                 st.m() = -INFINITY;
@@ -78,9 +85,18 @@ void attention(const attention_args& a, thread_pool& pool) {
             const std::uint64_t span = slice_offset(g1) - slice_offset(g0);
             for (std::uint64_t p0 = from; p0 < to; p0 += key_tile) {
                 const int n = static_cast<int>(std::min<std::uint64_t>(to - p0, key_tile));
-                const std::uint64_t next = p0 + key_tile, next_rows = next < to ? std::min<std::uint64_t>(to - next, key_tile) : 0;
                 const std::uint64_t steps = (g1 - g0) * (grouped ? group_steps_prefetch_steps(group, n) : static_cast<std::uint64_t>(n));
-                tile_prefetcher next_tile(slice_at(kc, base + next, g0), slice_at(vc, base + next, g0), row_bytes, span, next_rows, steps);
+                // The next tile of this item or, during the last one, the first tile of the next item.
+                tile_prefetcher next_tile;
+                if (p0 + key_tile < to) {
+                    next_tile = tile_prefetcher(slice_at(kc, base + p0 + key_tile, g0), slice_at(vc, base + p0 + key_tile, g0), row_bytes, span,
+                                                std::min<std::uint64_t>(to - p0 - key_tile, key_tile), steps);
+                } else if (item + 1 < end) {
+                    const item_range o = range_of(item + 1);
+                    if (o.g0 < o.g1)
+                        next_tile = tile_prefetcher(slice_at(kc, o.base + o.from, o.g0), slice_at(vc, o.base + o.from, o.g0), row_bytes,
+                                                    slice_offset(o.g1) - slice_offset(o.g0), std::min<std::uint64_t>(o.to - o.from, key_tile), steps);
+                }
                 for (std::uint64_t g = g0; g < g1; ++g) {
                     if (grouped) {
                         head_state states[group_steps_max_heads];
