@@ -111,6 +111,25 @@ VRAMPLAN_HOST_DEVICE inline void store_row(const float* x, void* row, std::uint6
     }
 }
 
+// Attention over a Q8_0 or Q4_0 cache rounds each query head to Q8_0 blocks when its head_dim is
+// a whole number of blocks, on every path (CPU and CUDA, SIMD or not), so results depend on the
+// model's shape and formats, never on the processor. Rounded, a query meets a key block in
+// integers (32 products per vpmaddubsw on the CPU) instead of converting every key value to a
+// float, which is where the quantized caches' attention spends its time once their smaller reads
+// overlap the arithmetic. llama.cpp's CPU attention does the same: a quantized K cache's dot
+// product takes its query as Q8_0. Each query value moves by at most half its block's step,
+// max |q| / 254, an error of the same size as the one the cache's own Q8_0 keys carry.
+VRAMPLAN_HOST_DEVICE constexpr bool rounds_queries(kernel_format kv, int head_dim) {
+    return (kv == kernel_format::q8_0 || kv == kernel_format::q4_0) && head_dim % 32 == 0;
+}
+
+// x[0..32) replaced by the values its Q8_0 block stands for.
+VRAMPLAN_HOST_DEVICE inline void round_to_q8_0(float* x) {
+    blocks::q8_0 b;
+    quantize_block(x, b);
+    for (int j = 0; j < blocks::qk; ++j) x[j] = dequantize(b, j);
+}
+
 // Online softmax (Milakov & Gimelshein): a running max m, a running sum l of exp(s - m) and an
 // accumulator of exp(s - m) * v, rescaled whenever m grows. Two states over disjoint key ranges
 // merge into the state of their union, which is what lets decode split a long cache.

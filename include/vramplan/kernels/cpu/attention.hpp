@@ -8,14 +8,18 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
+#include "vramplan/error.hpp"
 #include "vramplan/kernels/attention_args.hpp"
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cpu/attention_group.hpp"
+#include "vramplan/kernels/cpu/attention_query.hpp"
 #include "vramplan/kernels/cpu/attention_tile.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
 #include "vramplan/kernels/cpu/prefetch.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
+#include "vramplan/kernels/kernel_format.hpp"
 
 namespace vramplan::kernels {
 
@@ -52,10 +56,19 @@ void attention(const attention_args& a, thread_pool& pool) {
     // this one is computed. KV heads are split across items only when tokens x splits would leave
     // threads idle.
     const bool grouped = group_steps_serve<Kv, HeadDim>(group);
+    // Queries rounded to Q8_0 (quantized caches) are rounded once per thread for each token and
+    // range of KV heads, on the thread's stack; a range's query heads must fit there.
+    constexpr bool rounded = rounds_queries(Kv, HeadDim);
+    if (rounded && group * HeadDim > rounded_queries::capacity)
+        throw error("attention over a " + std::string(kernel_format_name(Kv)) + " KV cache takes at most " + std::to_string(rounded_queries::capacity) +
+                    " query values per KV head (query heads per KV head x head_dim), got " + std::to_string(group) + " x " + std::to_string(HeadDim) +
+                    "; use an f16 KV cache for this model");
     const std::uint64_t rows_items = a.tokens * splits;
     const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
-    const std::uint64_t head_ranges = rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
-    const std::uint64_t heads_per_range = (a.n_head_kv + head_ranges - 1) / head_ranges;
+    const std::uint64_t wanted_ranges = rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
+    std::uint64_t heads_per_range = (a.n_head_kv + wanted_ranges - 1) / wanted_ranges;
+    if (rounded) heads_per_range = std::min<std::uint64_t>(heads_per_range, rounded_queries::capacity / (group * HeadDim));
+    const std::uint64_t head_ranges = (a.n_head_kv + heads_per_range - 1) / heads_per_range;
     const auto slice_offset = [](std::uint64_t g) { return g * HeadDim / block_size(Kv) * block_bytes(Kv); };
     const auto slice_at = [&](const std::uint8_t* cache, std::uint64_t row, std::uint64_t g) { return cache + row * row_bytes + slice_offset(g); };
     // What an item covers: token t, split s, KV heads [g0, g1), cache rows base + [from, to).
@@ -72,9 +85,18 @@ void attention(const attention_args& a, thread_pool& pool) {
     };
     pool.parallel_for(rows_items * head_ranges, [&](std::uint64_t begin, std::uint64_t end) {
         alignas(32) key_slices<HeadDim> kf, vf;
+        alignas(32) float qf[HeadDim];
+        rounded_queries rq;
+        std::uint64_t rounded_for = ~std::uint64_t{0};  // the (token, first KV head) rq holds
         for (std::uint64_t item = begin; item < end; ++item) {
             const auto [t, s, g0, g1, from, to, base] = range_of(item);
             if (g0 >= g1) continue;
+            const float* q_item = a.q + (t * a.n_head + g0 * group) * HeadDim;
+            if (rounded && rounded_for != t * a.n_head_kv + g0) {
+                rq.round(q_item, (g1 - g0) * group * HeadDim);
+                rounded_for = t * a.n_head_kv + g0;
+            }
+            const rounded_rows rows{rq.qs, rq.d, rq.sum};
             for (std::uint64_t h = g0 * group; h < g1 * group; ++h) {
                 head_state st{partial(t, h, s)};
                 st.m() = -INFINITY;
@@ -101,8 +123,8 @@ void attention(const attention_args& a, thread_pool& pool) {
                     if (grouped) {
                         head_state states[group_steps_max_heads];
                         for (std::uint64_t i = 0; i < group; ++i) states[i] = head_state{partial(t, g * group + i, s)};
-                        group_steps<Kv, HeadDim>(a.q + (t * a.n_head + g * group) * HeadDim, slice_at(kc, base + p0, g), slice_at(vc, base + p0, g), row_bytes,
-                                                 n, a.scale, states, group, next_tile);
+                        group_steps<Kv, HeadDim>(q_item + (g - g0) * group * HeadDim, rounded ? rows.at_head((g - g0) * group, HeadDim) : rounded_rows{},
+                                                 slice_at(kc, base + p0, g), slice_at(vc, base + p0, g), row_bytes, n, a.scale, states, group, next_tile);
                         continue;
                     }
                     for (int j = 0; j < n; ++j) {
@@ -110,8 +132,15 @@ void attention(const attention_args& a, thread_pool& pool) {
                         to_f32<Kv>(kc + (base + p0 + j) * row_bytes, g * HeadDim, kf[j], HeadDim);
                         to_f32<Kv>(vc + (base + p0 + j) * row_bytes, g * HeadDim, vf[j], HeadDim);
                     }
-                    for (std::uint64_t h = g * group; h < (g + 1) * group; ++h)
-                        tile_step<HeadDim>(a.q + (t * a.n_head + h) * HeadDim, kf, vf, n, a.scale, head_state{partial(t, h, s)});
+                    for (std::uint64_t h = g * group; h < (g + 1) * group; ++h) {
+                        const float* qh = q_item + (h - g0 * group) * HeadDim;
+                        if (rounded) {
+                            const std::uint64_t first = (h - g0 * group) * HeadDim;
+                            for (int d = 0; d < HeadDim; ++d) qf[d] = rq.d[(first + d) / 32] * static_cast<float>(rq.qs[first + d]);
+                            qh = qf;
+                        }
+                        tile_step<HeadDim>(qh, kf, vf, n, a.scale, head_state{partial(t, h, s)});
+                    }
                 }
                 next_tile.finish();
             }

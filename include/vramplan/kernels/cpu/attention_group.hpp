@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "vramplan/kernels/cpu/attention_query.hpp"
 #include "vramplan/kernels/cpu/attention_tile.hpp"
 #include "vramplan/kernels/cpu/prefetch.hpp"
 
@@ -69,27 +70,18 @@ __attribute__((target("avx2,fma,f16c"))) inline void chunk_products(const float*
      ...);
 }
 
-// q_h . k_j for the heads H... and the two keys k0, k1: lane order of the result is (h0 k0, h0 k1,
-// h1 k0, ...). A piece's products are summed before its scale is applied (one FMA per head and
-// key per piece), and the per-head accumulators are arrays indexed only through folds over H and
-// the piece's chunks I, so they live in registers on every compiler.
+// q_h . k_j for the heads H... and the two keys k0, k1 of an f32 or f16 cache: lane order of the
+// result is (h0 k0, h0 k1, h1 k0, ...). The per-head accumulators are arrays indexed only through
+// folds over H and the piece's chunks I, so they live in registers on every compiler.
 template <kernel_format Kv, int HeadDim, std::size_t... H, std::size_t... I>
 __attribute__((target("avx2,fma,f16c"))) inline void scores_2keys(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, float* out,
                                                                   std::index_sequence<H...>, std::index_sequence<I...>) {
+    static_assert(!is_block_format(Kv), "Q8_0 and Q4_0 keys meet rounded queries: scores_2keys_rounded");
     constexpr int P = piece_values<Kv>;
     __m256 a0[] = {((void)H, _mm256_setzero_ps())...};
     __m256 a1[] = {((void)H, _mm256_setzero_ps())...};
-    for (int b = 0; b < HeadDim / P; ++b, q += P, k0 += piece_bytes<Kv>, k1 += piece_bytes<Kv>) {
-        if constexpr (is_block_format(Kv)) {
-            __m256 t0[] = {((void)H, _mm256_setzero_ps())...};
-            __m256 t1[] = {((void)H, _mm256_setzero_ps())...};
-            (chunk_products<Kv, HeadDim, static_cast<int>(I)>(q, k0, k1, t0, t1, std::index_sequence<H...>{}), ...);
-            const __m256 s0 = _mm256_set1_ps(piece_scale<Kv>(k0)), s1 = _mm256_set1_ps(piece_scale<Kv>(k1));
-            ((a0[H] = _mm256_fmadd_ps(s0, t0[H], a0[H]), a1[H] = _mm256_fmadd_ps(s1, t1[H], a1[H])), ...);
-        } else {
-            (chunk_products<Kv, HeadDim, static_cast<int>(I)>(q, k0, k1, a0, a1, std::index_sequence<H...>{}), ...);
-        }
-    }
+    for (int b = 0; b < HeadDim / P; ++b, q += P, k0 += piece_bytes<Kv>, k1 += piece_bytes<Kv>)
+        (chunk_products<Kv, HeadDim, static_cast<int>(I)>(q, k0, k1, a0, a1, std::index_sequence<H...>{}), ...);
     if constexpr (sizeof...(H) == 4) {
         const __m256 lo = _mm256_hadd_ps(_mm256_hadd_ps(a0[0], a1[0]), _mm256_hadd_ps(a0[1], a1[1]));
         const __m256 hi = _mm256_hadd_ps(_mm256_hadd_ps(a0[2], a1[2]), _mm256_hadd_ps(a0[3], a1[3]));
@@ -97,6 +89,79 @@ __attribute__((target("avx2,fma,f16c"))) inline void scores_2keys(const float* q
     } else {
         ((out[2 * H] = hsum(a0[H]), out[2 * H + 1] = hsum(a1[H])), ...);
     }
+}
+
+// A Q8_0 or Q4_0 key block's 32 values as bytes for vpmaddubsw's unsigned operand: Q8_0's signed
+// values as magnitudes (their signs go to the query, vpsignb), Q4_0's nibbles as they are
+// (0..15; the -8 comes back through the query's block sums).
+template <kernel_format Kv>
+__attribute__((target("avx2,fma,f16c"))) inline __m256i key_block_bytes(const std::uint8_t* p) {
+    if constexpr (Kv == kernel_format::q8_0) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const blocks::q8_0*>(p)->qs));
+    } else {
+        return q4_0_nibbles(*reinterpret_cast<const blocks::q4_0*>(p));
+    }
+}
+
+// Eight 32-bit partial sums of a key block's integers times a rounded query block's (Q4_0: before
+// the -8 offset). No pair of products overflows vpmaddubsw's 16 bits: 2 x 127 x 127 < 32768.
+template <kernel_format Kv>
+__attribute__((target("avx2,fma,f16c"))) inline __m256i block_products(__m256i key, __m256i query) {
+    if constexpr (Kv == kernel_format::q8_0)
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(key, key), _mm256_sign_epi8(query, key)), _mm256_set1_epi16(1));
+    else
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(key, query), _mm256_set1_epi16(1));
+}
+
+// The scales of two keys' blocks at k0 and k1 as (d0, d1, d0, d1, ...), the lane order of the scores.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 key_scale_pairs(const std::uint8_t* k0, const std::uint8_t* k1) {
+    // Both block formats begin with their f16 scale.
+    const auto bits = [](const std::uint8_t* p) { return static_cast<int>(reinterpret_cast<const half_bits*>(p)->bits); };
+    const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128(bits(k0) | (bits(k1) << 16)));
+    return _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(d)));
+}
+
+// Per block b, what turns the integer sums of scores_2keys_rounded into scores, lane (h, key) at
+// 2h + key: the query block's scale times the softmax scale, and (Q4_0) 8 x the query block's sum.
+template <int HeadDim>
+struct rounded_block_terms {
+    __m256 qscale[HeadDim / 32];
+    __m256i offset[HeadDim / 32];
+};
+template <kernel_format Kv, int HeadDim, int G>
+__attribute__((target("avx2,fma,f16c"))) inline void block_terms(const rounded_rows& q, float scale, rounded_block_terms<HeadDim>& t) {
+    for (int b = 0; b < HeadDim / 32; ++b) {
+        alignas(32) float d[8] = {};
+        alignas(32) std::int32_t o[8] = {};
+        for (int h = 0; h < G; ++h) {
+            d[2 * h] = d[2 * h + 1] = q.d[h * (HeadDim / 32) + b] * scale;
+            o[2 * h] = o[2 * h + 1] = Kv == kernel_format::q4_0 ? 8 * q.sum[h * (HeadDim / 32) + b] : 0;
+        }
+        t.qscale[b] = _mm256_load_ps(d);
+        t.offset[b] = _mm256_load_si256(reinterpret_cast<const __m256i*>(o));
+    }
+}
+
+// The scaled scores of two keys (k0, k1) for the heads H... (at most four) from queries rounded to
+// Q8_0: per block, the products of every head and key are summed in integers, the eight sums
+// gathered into one register (lane 2h + key), and one FMA applies the block's scales to all of them.
+template <kernel_format Kv, int HeadDim, std::size_t... H>
+__attribute__((target("avx2,fma,f16c"))) inline __m256 scores_2keys_rounded(const rounded_rows& q, const rounded_block_terms<HeadDim>& t, const std::uint8_t* k0,
+                                                                           const std::uint8_t* k1, std::index_sequence<H...>) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < HeadDim / 32; ++b, k0 += block_bytes(Kv), k1 += block_bytes(Kv)) {
+        const __m256i x0 = key_block_bytes<Kv>(k0), x1 = key_block_bytes<Kv>(k1);
+        __m256i p0[4] = {}, p1[4] = {};
+        ((p0[H] = block_products<Kv>(x0, _mm256_load_si256(reinterpret_cast<const __m256i*>(q.qs + H * HeadDim + 32 * b))),
+          p1[H] = block_products<Kv>(x1, _mm256_load_si256(reinterpret_cast<const __m256i*>(q.qs + H * HeadDim + 32 * b)))),
+         ...);
+        const __m256i lo = _mm256_hadd_epi32(_mm256_hadd_epi32(p0[0], p1[0]), _mm256_hadd_epi32(p0[1], p1[1]));
+        const __m256i hi = _mm256_hadd_epi32(_mm256_hadd_epi32(p0[2], p1[2]), _mm256_hadd_epi32(p0[3], p1[3]));
+        __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+        if constexpr (Kv == kernel_format::q4_0) sums = _mm256_sub_epi32(sums, t.offset[b]);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(t.qscale[b], key_scale_pairs(k0, k1)), acc);
+    }
+    return acc;
 }
 
 // acc_h[16 values] = acc_h * rescale_h + sum_j w_h[j] v_j over chunks I0 and I0 + 1 of the piece at
@@ -130,20 +195,37 @@ __attribute__((target("avx2,fma,f16c"))) inline void fold_value_scales(const flo
 }
 
 // The tile's n keys (rows k, k + row_bytes, ...; v likewise, each pointing at this KV head's
-// slice) folded into the states of G consecutive query heads, whose queries start at q.
+// slice) folded into the states of G consecutive query heads, whose queries start at q (f32 and
+// f16 caches) or, rounded to Q8_0, at qr (Q8_0 and Q4_0 caches).
 template <kernel_format Kv, int HeadDim, int G>
-__attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes,
-                                                                int n, float scale, const head_state* st, tile_prefetcher& next_tile) {
+__attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, const rounded_rows& qr, const std::uint8_t* k, const std::uint8_t* v,
+                                                                std::uint64_t row_bytes, int n, float scale, const head_state* st, tile_prefetcher& next_tile) {
     constexpr int P = piece_values<Kv>;
     alignas(32) float p[G][key_tile];
-    for (int j = 0; j < n; j += 2) {
-        next_tile.step();
-        float s[2 * G];
-        const std::uint8_t* k0 = k + static_cast<std::uint64_t>(j) * row_bytes;
-        scores_2keys<Kv, HeadDim>(q, k0, j + 1 < n ? k0 + row_bytes : k0, s, std::make_index_sequence<G>{}, std::make_index_sequence<P / 8>{});
-        for (int h = 0; h < G; ++h) {
-            p[h][j] = s[2 * h] * scale;
-            if (j + 1 < n) p[h][j + 1] = s[2 * h + 1] * scale;
+    if constexpr (is_block_format(Kv)) {
+        static_assert(G <= 4);
+        rounded_block_terms<HeadDim> terms;
+        block_terms<Kv, HeadDim, G>(qr, scale, terms);
+        for (int j = 0; j < n; j += 2) {
+            next_tile.step();
+            const std::uint8_t* k0 = k + static_cast<std::uint64_t>(j) * row_bytes;
+            alignas(32) float s[8];
+            _mm256_store_ps(s, scores_2keys_rounded<Kv, HeadDim>(qr, terms, k0, j + 1 < n ? k0 + row_bytes : k0, std::make_index_sequence<G>{}));
+            for (int h = 0; h < G; ++h) {
+                p[h][j] = s[2 * h];
+                if (j + 1 < n) p[h][j + 1] = s[2 * h + 1];
+            }
+        }
+    } else {
+        for (int j = 0; j < n; j += 2) {
+            next_tile.step();
+            float s[2 * G];
+            const std::uint8_t* k0 = k + static_cast<std::uint64_t>(j) * row_bytes;
+            scores_2keys<Kv, HeadDim>(q, k0, j + 1 < n ? k0 + row_bytes : k0, s, std::make_index_sequence<G>{}, std::make_index_sequence<P / 8>{});
+            for (int h = 0; h < G; ++h) {
+                p[h][j] = s[2 * h] * scale;
+                if (j + 1 < n) p[h][j + 1] = s[2 * h + 1] * scale;
+            }
         }
     }
     float rescale[G];
@@ -194,23 +276,24 @@ inline std::uint64_t group_steps_prefetch_steps(std::uint64_t heads, int n) { re
 // Folds the tile into the states of `heads` consecutive query heads (one KV head's group), four at
 // a time; only where group_steps_serve says so.
 template <kernel_format Kv, int HeadDim>
-inline void group_steps(const float* q, const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes, int n, float scale, const head_state* st,
-                        std::uint64_t heads, tile_prefetcher& next_tile) {
+inline void group_steps(const float* q, const rounded_rows& qr, const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes, int n, float scale,
+                        const head_state* st, std::uint64_t heads, tile_prefetcher& next_tile) {
 #if VRAMPLAN_X86_SIMD
     if constexpr (group_step_fits<Kv, HeadDim>) {
         for (std::uint64_t h = 0; h < heads; h += 4) {
             const float* qh = q + h * HeadDim;
+            const rounded_rows qrh = qr.qs ? qr.at_head(h, HeadDim) : qr;
             switch (heads - h < 4 ? heads - h : 4) {
-                case 1: simd::group_step<Kv, HeadDim, 1>(qh, k, v, row_bytes, n, scale, st + h, next_tile); break;
-                case 2: simd::group_step<Kv, HeadDim, 2>(qh, k, v, row_bytes, n, scale, st + h, next_tile); break;
-                case 3: simd::group_step<Kv, HeadDim, 3>(qh, k, v, row_bytes, n, scale, st + h, next_tile); break;
-                default: simd::group_step<Kv, HeadDim, 4>(qh, k, v, row_bytes, n, scale, st + h, next_tile); break;
+                case 1: simd::group_step<Kv, HeadDim, 1>(qh, qrh, k, v, row_bytes, n, scale, st + h, next_tile); break;
+                case 2: simd::group_step<Kv, HeadDim, 2>(qh, qrh, k, v, row_bytes, n, scale, st + h, next_tile); break;
+                case 3: simd::group_step<Kv, HeadDim, 3>(qh, qrh, k, v, row_bytes, n, scale, st + h, next_tile); break;
+                default: simd::group_step<Kv, HeadDim, 4>(qh, qrh, k, v, row_bytes, n, scale, st + h, next_tile); break;
             }
         }
         return;
     }
 #endif
-    (void)q, (void)k, (void)v, (void)row_bytes, (void)n, (void)scale, (void)st, (void)heads, (void)next_tile;
+    (void)q, (void)qr, (void)k, (void)v, (void)row_bytes, (void)n, (void)scale, (void)st, (void)heads, (void)next_tile;
 }
 
 }  // namespace vramplan::kernels::cpu

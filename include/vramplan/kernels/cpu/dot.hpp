@@ -134,13 +134,17 @@ __attribute__((target("avx2,fma,f16c"))) inline void to_f32_q4_0(const blocks::q
     }
 }
 
-// 32 unsigned nibbles of a Q4_0 block (element order) times 32 signed bytes, as 8 partial sums.
-// The 16 packed bytes go to both halves of a register and only the upper half is shifted, so the
-// low nibbles (elements 0..15) and the high ones (16..31) come out of one load, shift and mask.
-__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_0_products(const blocks::q4_0& w, __m256i x) {
+// The 32 values of a Q4_0 block in element order as unsigned bytes (0..15, before the -8): the 16
+// packed bytes go to both halves of a register and only the upper half is shifted, so the low
+// nibbles (elements 0..15) and the high ones (16..31) come out of one load, shift and mask.
+__attribute__((target("avx2,fma,f16c"))) inline __m256i q4_0_nibbles(const blocks::q4_0& w) {
     const __m256i packed = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)));
-    const __m256i q = _mm256_and_si256(_mm256_srlv_epi32(packed, _mm256_set_epi32(4, 4, 4, 4, 0, 0, 0, 0)), _mm256_set1_epi8(0x0f));
-    return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1)));
+    return _mm256_and_si256(_mm256_srlv_epi32(packed, _mm256_set_epi32(4, 4, 4, 4, 0, 0, 0, 0)), _mm256_set1_epi8(0x0f));
+}
+
+// 32 unsigned nibbles of a Q4_0 block (element order) times 32 signed bytes, as 8 partial sums.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_0_products(const blocks::q4_0& w, __m256i x) {
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(q4_0_nibbles(w), x), _mm256_set1_epi16(1)));
 }
 
 // The scales of block b of rows R... (up to eight) as one vector, lane r for row r.

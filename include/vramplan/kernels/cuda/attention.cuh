@@ -75,6 +75,11 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
 
     for (int i = tid; i < max_heads * HeadDim; i += threads) qs[i] = i < nh * HeadDim ? a.q[(t * a.n_head + h0) * HeadDim + i] : 0.0f;
     __syncthreads();
+    if constexpr (kernels::rounds_queries(Kv, HeadDim)) {
+        // The CPU kernels' rounding, so both give the same results: a thread per block.
+        for (int b = tid; b < nh * HeadDim / 32; b += threads) kernels::round_to_q8_0(qs + 32 * b);
+        __syncthreads();
+    }
 
     chunk8<Kv> kc[passes], vc[passes];
     auto fetch = [&](chunk8<Kv>(&c)[passes], const std::uint8_t* cache, std::uint64_t first) {
