@@ -1,8 +1,9 @@
 // CPU kernel speed, measured side by side in one run:
 //  - matrix-vector products per weight format as GB/s of weights read, next to a plain read loop
 //    over the same bytes with the same threads (ratio = matvec / read);
-//  - decode attention (one query token, Llama-3-8B heads) with f16, Q8_0 and Q4_0 KV caches, with
-//    the speed-up of each quantized cache over f16 in the same run.
+//  - decode attention (one query token; Llama-3-8B's heads, 4 query heads per KV head, and
+//    Llama-2-7B's, one) with f16, Q8_0 and Q4_0 KV caches, with the speed-up of each quantized
+//    cache over f16 in the same run.
 // Working sets exceed the last-level cache, as in real decoding.
 #include <benchmark/benchmark.h>
 
@@ -78,18 +79,18 @@ void BM_matvec(benchmark::State& state) {
     state.SetLabel(kernels::kernel_format_name(F));
 }
 
-// Llama-3-8B decode: 32 query heads over 8 KV heads of 128 dims; `layers` caches cycled so the
-// working set (several hundred MiB at 16k) is not cache-resident.
+// Decode with 32 query heads of 128 dims over kv_heads KV heads (8: Llama-3-8B, 32: Llama-2-7B);
+// `layers` caches cycled so the working set (several hundred MiB at 16k) is not cache-resident.
 struct decode_attention_case {
-    static constexpr std::uint64_t heads = bench_shape::heads, hd = bench_shape::head_dim, kv_dim = bench_shape::kv_dim;
+    static constexpr std::uint64_t heads = bench_shape::heads, hd = bench_shape::head_dim;
     kernel_format kv;
-    std::uint64_t context, layers, row_bytes;
+    std::uint64_t context, kv_heads, kv_dim, layers, row_bytes;
     std::vector<std::uint8_t> k, v;
     std::vector<float> q = random_values(heads * hd, 4), out = std::vector<float>(heads * hd), ws = std::vector<float>(bench_shape::workspace_floats);
     kernels::cpu::attention_fn fn;
 
-    decode_attention_case(kernel_format f, std::uint64_t ctx)
-        : kv(f), context(ctx), layers(std::max<std::uint64_t>(2, (256ull << 20) / (ctx * kv_dim * 2 * 2))),
+    decode_attention_case(kernel_format f, std::uint64_t ctx, std::uint64_t kvh)
+        : kv(f), context(ctx), kv_heads(kvh), kv_dim(kvh * hd), layers(std::max<std::uint64_t>(2, (256ull << 20) / (ctx * kv_dim * 2 * 2))),
           row_bytes(kernels::kernel_row_bytes(f, kv_dim)), k(row_bytes * ctx * layers), v(row_bytes * ctx * layers),
           fn(kernels::cpu::find_attention(f, hd)) {
         const auto src = random_values(kv_dim * 64, 3);
@@ -107,7 +108,7 @@ struct decode_attention_case {
         const std::int32_t last = static_cast<std::int32_t>(context - 1);
         const auto t0 = clock_type::now();
         for (std::uint64_t l = 0; l < layers; ++l) {
-            kernels::attention_args a = bench_shape::llama3_8b_decode(context);
+            kernels::attention_args a = bench_shape::decode(context, kv_heads);
             a.q = q.data();
             a.pos = &last;
             a.k = k.data() + l * row_bytes * context;
@@ -123,8 +124,8 @@ struct decode_attention_case {
 // The three caches take turns, pass by pass, and each keeps its fastest pass: this machine's
 // neighbours add noise, never speed, and taking turns exposes all three to the same noise.
 void BM_decode_attention(benchmark::State& state) {
-    const std::uint64_t context = static_cast<std::uint64_t>(state.range(0));
-    decode_attention_case f16(kernel_format::f16, context), q8(kernel_format::q8_0, context), q4(kernel_format::q4_0, context);
+    const std::uint64_t context = static_cast<std::uint64_t>(state.range(0)), kv_heads = static_cast<std::uint64_t>(state.range(1));
+    decode_attention_case f16(kernel_format::f16, context, kv_heads), q8(kernel_format::q8_0, context, kv_heads), q4(kernel_format::q4_0, context, kv_heads);
     double best_f16 = 1e30, best_q8 = 1e30, best_q4 = 1e30;
     for (auto _ : state) {
         for (int pass = 0; pass < 7; ++pass) {
@@ -139,6 +140,7 @@ void BM_decode_attention(benchmark::State& state) {
     state.counters["q4_0_us_per_layer"] = best_q4 * 1e6;
     state.counters["q8_0_speedup"] = best_f16 / best_q8;
     state.counters["q4_0_speedup"] = best_f16 / best_q4;
+    state.SetLabel(kv_heads == bench_shape::kv_heads ? "Llama-3-8B (4 query heads per KV head)" : "Llama-2-7B (1 query head per KV head)");
 }
 
 }  // namespace
@@ -147,6 +149,11 @@ BENCHMARK(BM_matvec<kernel_format::f32>)->Args({4096, 14336})->UseManualTime()->
 BENCHMARK(BM_matvec<kernel_format::f16>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q8_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q4_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_decode_attention)->Arg(1024)->Arg(4096)->Arg(8192)->Arg(16384)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_decode_attention)
+    ->ArgNames({"context", "kv_heads"})
+    ->ArgsProduct({{1024, 4096, 8192, 16384}, {8, 32}})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();
