@@ -256,6 +256,55 @@ std::vector<double> reference_attention(const attention_args& a, kernel_format k
     return out;
 }
 
+// The fused kernel run once on a cache filled through the KV-append kernel, one position per row,
+// queried by the last `tokens` positions (prefill of a chunk, or decode when tokens == 1). The
+// values depend on the shape only, so caches of different formats hold the same numbers rounded
+// differently.
+struct attention_run {
+    std::vector<std::uint8_t> k, v;
+    std::vector<std::int32_t> pos;
+    std::vector<float> q, out, ws;
+    attention_args a;
+
+    attention_run(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv, std::uint64_t context, std::uint64_t tokens,
+                  std::uint64_t max_splits, cpu::thread_pool& pool) {
+        const std::uint64_t kv_dim = n_head_kv * head_dim;
+        k.resize(kernel_row_bytes(kv, kv_dim) * context);
+        v.resize(k.size());
+        const auto kf = random_values(context * kv_dim, context + head_dim), vf = random_values(context * kv_dim, context * 3 + head_dim);
+        pos.resize(context);
+        for (std::uint64_t p = 0; p < context; ++p) pos[p] = static_cast<std::int32_t>(p);
+        cpu::find_kv_append(kv)(kf.data(), vf.data(), pos.data(), nullptr, context, kv_dim, context, k.data(), v.data());
+        q = random_values(tokens * n_head * head_dim, 5 + tokens, 2.0f);
+        out.assign(tokens * n_head * head_dim, 0.0f);
+        a.tokens = tokens;
+        a.n_head = n_head;
+        a.n_head_kv = n_head_kv;
+        a.head_dim = head_dim;
+        a.context = context;
+        a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+        a.q = q.data();
+        a.pos = pos.data() + (context - tokens);
+        a.k = k.data();
+        a.v = v.data();
+        a.out = out.data();
+        a.max_splits = max_splits;
+        a.workspace_rows = tokens * max_splits;
+        ws.assign(a.workspace_rows * n_head * (head_dim + 2), 0.0f);
+        a.workspace = ws.data();
+        cpu::find_attention(kv, head_dim)(a, pool);
+    }
+    attention_run(const attention_run&) = delete;
+    attention_run& operator=(const attention_run&) = delete;
+};
+
+template <class X>
+double max_error(const std::vector<X>& x, const std::vector<double>& ref) {
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(x[i] - ref[i]));
+    return worst;
+}
+
 void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv, std::uint64_t context,
                      std::uint64_t tokens, std::uint64_t max_splits, cpu::thread_pool& pool) {
     CAPTURE(kernel_format_name(kv));
@@ -263,40 +312,10 @@ void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_h
     CAPTURE(n_head / n_head_kv);
     CAPTURE(context);
     CAPTURE(tokens);
-    const std::uint64_t kv_dim = n_head_kv * head_dim;
-    const std::uint64_t row_bytes = kernel_row_bytes(kv, kv_dim);
-    std::vector<std::uint8_t> k(row_bytes * context), v(row_bytes * context);
-    // Fill the cache through the KV-append kernel, one position per row.
-    const auto kf = random_values(context * kv_dim, context + head_dim), vf = random_values(context * kv_dim, context * 3 + head_dim);
-    std::vector<std::int32_t> all_pos(context);
-    for (std::uint64_t p = 0; p < context; ++p) all_pos[p] = static_cast<std::int32_t>(p);
-    cpu::find_kv_append(kv)(kf.data(), vf.data(), all_pos.data(), nullptr, context, kv_dim, context, k.data(), v.data());
-    // The last `tokens` positions query (prefill of a chunk, or decode when tokens == 1).
-    attention_args a;
-    a.tokens = tokens;
-    a.n_head = n_head;
-    a.n_head_kv = n_head_kv;
-    a.head_dim = head_dim;
-    a.context = context;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    const auto q = random_values(tokens * n_head * head_dim, 5 + tokens, 2.0f);
-    a.q = q.data();
-    a.pos = all_pos.data() + (context - tokens);
-    a.k = k.data();
-    a.v = v.data();
-    std::vector<float> out(tokens * n_head * head_dim);
-    a.out = out.data();
-    a.max_splits = max_splits;
-    a.workspace_rows = tokens * max_splits;
-    std::vector<float> ws(a.workspace_rows * n_head * (head_dim + 2));
-    a.workspace = ws.data();
-    cpu::find_attention(kv, head_dim)(a, pool);
-    const auto ref = reference_attention(a, kv);
-    double worst = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::fabs(out[i] - ref[i]));
+    const attention_run run(kv, head_dim, n_head, n_head_kv, context, tokens, max_splits, pool);
     // Outputs are convex combinations of V values of magnitude ~1: f32 softmax arithmetic over up
     // to 4097 keys stays well within 2e-5.
-    CHECK(worst <= 2e-5);
+    CHECK(max_error(run.out, reference_attention(run.a, kv)) <= 2e-5);
 }
 }  // namespace
 
@@ -318,50 +337,16 @@ TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1
 }
 
 TEST_CASE("rounding the queries to Q8_0 adds an error of the size of a Q8_0 cache's own rounding") {
-    // Decode over 1000 keys of Llama-3-8B's head shape. The exact result uses f32 keys, values and
-    // queries; the cache's own error is that of the Q8_0 cache with f32 queries; the kernel's adds
-    // the queries' rounding, of the same size per value as the keys' (half a block step), so the
-    // two errors are alike and largely independent: together about sqrt(2) of one.
+    // Decode over 1000 keys with Llama-3-8B's head size and GQA ratio. The exact result uses f32
+    // keys, values and queries; the cache's own error is that of the Q8_0 cache with f32 queries;
+    // the kernel's adds the queries' rounding, of the same size per value as the keys' (half a
+    // block step), so the two errors are alike and largely independent: together about sqrt(2)
+    // of one.
     cpu::thread_pool pool(2);
-    const std::uint64_t hd = 128, heads = 8, kv_heads = 2, context = 1000, kv_dim = kv_heads * hd;
-    const auto kf = random_values(context * kv_dim, 11), vf = random_values(context * kv_dim, 12), q = random_values(heads * hd, 13, 2.0f);
-    std::vector<std::int32_t> pos(context);
-    for (std::uint64_t p = 0; p < context; ++p) pos[p] = static_cast<std::int32_t>(p);
-    auto run = [&](kernel_format kv, std::vector<std::uint8_t>& k, std::vector<std::uint8_t>& v, std::vector<float>& out, std::vector<float>& ws) {
-        k.resize(kernel_row_bytes(kv, kv_dim) * context);
-        v.resize(k.size());
-        cpu::find_kv_append(kv)(kf.data(), vf.data(), pos.data(), nullptr, context, kv_dim, context, k.data(), v.data());
-        attention_args a;
-        a.tokens = 1;
-        a.n_head = heads;
-        a.n_head_kv = kv_heads;
-        a.head_dim = hd;
-        a.context = context;
-        a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-        a.q = q.data();
-        a.pos = pos.data() + context - 1;
-        a.k = k.data();
-        a.v = v.data();
-        out.assign(heads * hd, 0.0f);
-        a.out = out.data();
-        a.max_splits = 8;
-        a.workspace_rows = 8;
-        ws.assign(8 * heads * (hd + 2), 0.0f);
-        a.workspace = ws.data();
-        cpu::find_attention(kv, hd)(a, pool);
-        return a;
-    };
-    std::vector<std::uint8_t> k32, v32, k8, v8;
-    std::vector<float> out32, out8, ws;
-    const attention_args exact_args = run(kernel_format::f32, k32, v32, out32, ws);
-    const auto exact = reference_attention(exact_args, kernel_format::f32);
-    const attention_args q8_args = run(kernel_format::q8_0, k8, v8, out8, ws);
-    const auto cache_only = reference_attention(q8_args, kernel_format::q8_0, false);
-    double cache_error = 0, kernel_error = 0;
-    for (std::size_t i = 0; i < exact.size(); ++i) {
-        cache_error = std::max(cache_error, std::fabs(cache_only[i] - exact[i]));
-        kernel_error = std::max(kernel_error, std::fabs(out8[i] - exact[i]));
-    }
+    const attention_run f32(kernel_format::f32, 128, 8, 2, 1000, 1, 8, pool), q8(kernel_format::q8_0, 128, 8, 2, 1000, 1, 8, pool);
+    const auto exact = reference_attention(f32.a, kernel_format::f32);
+    const double cache_error = max_error(reference_attention(q8.a, kernel_format::q8_0, false), exact);
+    const double kernel_error = max_error(q8.out, exact);
     MESSAGE("largest error against f32: Q8_0 cache " << cache_error << ", with the queries rounded too " << kernel_error);
     CHECK(cache_error > 0);
     CHECK(kernel_error <= 2 * cache_error);
