@@ -333,6 +333,8 @@ TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1
         check_attention(kv, 64, 32, 1, 300, 1, 4, pool);    // 32 query heads on one KV head: the general path
     }
     CHECK_THROWS_WITH_AS(cpu::find_attention(kernel_format::q8_0, 100), doctest::Contains("no fused attention kernel for head_dim 100"), error);
+    // 128 query heads of 128 on one KV head: more rounded query values than a thread keeps.
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool), doctest::Contains("at most 8192 query values per KV head"), error);
     CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);
 }
 
