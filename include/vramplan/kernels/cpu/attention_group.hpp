@@ -232,9 +232,9 @@ __attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, 
     float* acc[G];
     for (int h = 0; h < G; ++h) {
         for (int j = n; j < key_tile; ++j) p[h][j] = -INFINITY;
-        rescale[h] = fold_scores(p[h], st[h]);
         acc[h] = st[h].acc();
     }
+    fold_scores<G>(p, st, rescale);
     for (int b = 0; b < HeadDim / P; ++b, v += piece_bytes<Kv>) {
         alignas(32) float folded[G][key_tile];
         const float(*w)[key_tile] = p;

@@ -85,29 +85,39 @@ __attribute__((target("avx2,fma,f16c"))) inline void exp_nonpositive(const float
     for (std::uint64_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp_nonpositive(_mm256_loadu_ps(x + i)));
 }
 
-// Turns a tile's scores (key_tile of them, -inf past the last key) into softmax weights against
-// the head's running max, folds their sum into the state, and returns the factor by which the
-// head's accumulator must be rescaled (0 for the first tile, whose state is empty).
-__attribute__((target("avx2,fma,f16c"))) inline float fold_scores(float* s, head_state st) {
-    static_assert(key_tile == 16);
-    const __m256 s0 = _mm256_load_ps(s), s1 = _mm256_load_ps(s + 8);
-    __m256 mx = _mm256_max_ps(s0, s1);
-    mx = _mm256_max_ps(mx, _mm256_permute2f128_ps(mx, mx, 1));
-    mx = _mm256_max_ps(mx, _mm256_shuffle_ps(mx, mx, _MM_SHUFFLE(1, 0, 3, 2)));
-    mx = _mm256_max_ps(mx, _mm256_shuffle_ps(mx, mx, _MM_SHUFFLE(2, 3, 0, 1)));
-    const float tile_max = _mm256_cvtss_f32(mx);
-    const float m = tile_max > st.m() ? tile_max : st.m();
-    const float rescale = std::exp(st.m() - m);
-    // Padding lanes hold -inf scores; their weights are forced to exactly 0.
-    const __m256 mv = _mm256_set1_ps(m);
-    __m256 p0 = exp_nonpositive(_mm256_sub_ps(s0, mv)), p1 = exp_nonpositive(_mm256_sub_ps(s1, mv));
-    p0 = _mm256_and_ps(p0, _mm256_cmp_ps(s0, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
-    p1 = _mm256_and_ps(p1, _mm256_cmp_ps(s1, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
-    _mm256_store_ps(s, p0);
-    _mm256_store_ps(s + 8, p1);
-    st.l() = st.l() * rescale + hsum(_mm256_add_ps(p0, p1));
-    st.m() = m;
-    return rescale;
+// Turns the tiles' scores of G heads (key_tile each, -inf past the last key) into softmax weights
+// against each head's running max, folds their sums into the states, and sets the factors by which
+// the heads' accumulators must be rescaled. The heads go through each stage together, so their
+// reductions overlap, and their G rescale factors come from one vector exp. A head's first tile
+// gets e^-86 rather than 0 as its factor; it scales an empty state (sum and accumulator 0).
+template <int G>
+__attribute__((target("avx2,fma,f16c"))) inline void fold_scores(float (*s)[key_tile], const head_state* st, float* rescale) {
+    static_assert(key_tile == 16 && G >= 1 && G <= 8);
+    __m256 s0[G], s1[G];
+    alignas(32) float old_m[8] = {}, new_m[8] = {}, r[8];
+    for (int h = 0; h < G; ++h) {
+        s0[h] = _mm256_load_ps(s[h]);
+        s1[h] = _mm256_load_ps(s[h] + 8);
+        __m256 mx = _mm256_max_ps(s0[h], s1[h]);
+        mx = _mm256_max_ps(mx, _mm256_permute2f128_ps(mx, mx, 1));
+        mx = _mm256_max_ps(mx, _mm256_shuffle_ps(mx, mx, _MM_SHUFFLE(1, 0, 3, 2)));
+        mx = _mm256_max_ps(mx, _mm256_shuffle_ps(mx, mx, _MM_SHUFFLE(2, 3, 0, 1)));
+        const float tile_max = _mm256_cvtss_f32(mx);
+        old_m[h] = st[h].m();
+        new_m[h] = tile_max > old_m[h] ? tile_max : old_m[h];
+    }
+    _mm256_store_ps(r, exp_nonpositive(_mm256_sub_ps(_mm256_load_ps(old_m), _mm256_load_ps(new_m))));
+    for (int h = 0; h < G; ++h) {
+        // Padding lanes hold -inf scores; their weights are forced to exactly 0.
+        const __m256 mv = _mm256_set1_ps(new_m[h]);
+        const __m256 p0 = _mm256_and_ps(exp_nonpositive(_mm256_sub_ps(s0[h], mv)), _mm256_cmp_ps(s0[h], _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
+        const __m256 p1 = _mm256_and_ps(exp_nonpositive(_mm256_sub_ps(s1[h], mv)), _mm256_cmp_ps(s1[h], _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
+        _mm256_store_ps(s[h], p0);
+        _mm256_store_ps(s[h] + 8, p1);
+        st[h].l() = st[h].l() * r[h] + hsum(_mm256_add_ps(p0, p1));
+        st[h].m() = new_m[h];
+        rescale[h] = r[h];
+    }
 }
 
 // Scores of eight keys: eight independent FMA chains keep both FMA pipes busy (four would leave
@@ -168,7 +178,8 @@ __attribute__((target("avx2,fma,f16c"))) inline void tile_step(const float* q, c
     for (; j < n; ++j) s[j] = score1<HeadDim>(q, k + j * HeadDim) * scale;
     for (j = n; j < key_tile; ++j) s[j] = -INFINITY;
 
-    const float rescale = fold_scores(s, st);
+    float rescale;
+    fold_scores<1>(&s, &st, &rescale);
     accumulate<HeadDim, 0>(s, v, n, rescale, st.acc(), std::make_index_sequence<HeadDim / 8 < 8 ? HeadDim / 8 : 8>{});
 }
 
