@@ -388,6 +388,35 @@ TEST_CASE("the attention tile step agrees with its portable version for head dim
     }
 }
 
+namespace {
+// Five splits' states, the third empty (no keys: max -inf), merged through whichever path the
+// processor takes and through the portable one; and a cleared state, both ways.
+template <int HeadDim>
+void check_merge_states() {
+    CAPTURE(HeadDim);
+    constexpr std::uint64_t splits = 5, stride = HeadDim + 2;
+    auto states = random_values(splits * stride, 50 + HeadDim);
+    for (std::uint64_t s = 0; s < splits; ++s) states[s * stride + 1] = 1.0f + static_cast<float>(s);  // sums are positive
+    states[2 * stride] = -INFINITY;
+    states[2 * stride + 1] = 0.0f;
+    std::vector<float> fast(HeadDim), slow(HeadDim);
+    cpu::merge_states<HeadDim>(states.data(), splits, fast.data());
+    cpu::merge_states_portable(states.data(), splits, HeadDim, slow.data());
+    for (int d = 0; d < HeadDim; ++d) CHECK(std::fabs(fast[d] - slow[d]) <= 1e-6 * (1 + std::fabs(slow[d])));
+    std::vector<float> a(stride, 7.0f), b(stride, 7.0f);
+    cpu::clear_state<HeadDim>(cpu::head_state{a.data()});
+    cpu::clear_state_portable(cpu::head_state{b.data()}, HeadDim);
+    CHECK(a == b);
+    CHECK(a[0] == -INFINITY);
+}
+}  // namespace
+
+TEST_CASE("merging split states agrees with its portable version for head dims 8 to 128") {
+    check_merge_states<8>();
+    check_merge_states<80>();
+    check_merge_states<128>();
+}
+
 #if VRAMPLAN_X86_SIMD
 TEST_CASE("the vectorized exp is within 2 ulp of std::exp on [-86 0]") {
     if (!cpu::has_avx2()) return;

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -97,12 +96,7 @@ void attention(const attention_args& a, thread_pool& pool) {
                 rounded_for = t * a.n_head_kv + g0;
             }
             const rounded_rows rows{rq.qs, rq.d, rq.sum};
-            for (std::uint64_t h = g0 * group; h < g1 * group; ++h) {
-                head_state st{partial(t, h, s)};
-                st.m() = -INFINITY;
-                st.l() = 0.0f;
-                for (int d = 0; d < HeadDim; ++d) st.acc()[d] = 0.0f;
-            }
+            for (std::uint64_t h = g0 * group; h < g1 * group; ++h) clear_state<HeadDim>(head_state{partial(t, h, s)});
             // The bytes of heads [g0, g1) in one row (whole rows when the item has every head).
             const std::uint64_t span = slice_offset(g1) - slice_offset(g0);
             for (std::uint64_t p0 = from; p0 < to; p0 += key_tile) {
@@ -148,19 +142,8 @@ void attention(const attention_args& a, thread_pool& pool) {
     });
     // Pass 2: merge the splits of each (token, head) and normalize.
     pool.parallel_for(a.tokens * a.n_head, [&](std::uint64_t begin, std::uint64_t end) {
-        for (std::uint64_t item = begin; item < end; ++item) {
-            const std::uint64_t t = item / a.n_head, h = item % a.n_head;
-            softmax_state st;
-            std::array<float, HeadDim> acc{};
-            for (std::uint64_t s = 0; s < splits; ++s) {
-                const float* p = partial(t, h, s);
-                float mine, theirs;
-                st.merge(softmax_state{p[0], p[1]}, mine, theirs);
-                for (int d = 0; d < HeadDim; ++d) acc[d] = acc[d] * mine + p[2 + d] * theirs;
-            }
-            float* out = a.out + (t * a.n_head + h) * HeadDim;
-            for (int d = 0; d < HeadDim; ++d) out[d] = st.l > 0 ? acc[d] / st.l : 0.0f;
-        }
+        for (std::uint64_t item = begin; item < end; ++item)
+            merge_states<HeadDim>(partial(item / a.n_head, item % a.n_head, 0), splits, a.out + item * HeadDim);
     });
 }
 
