@@ -2,7 +2,8 @@
 // the cache (f32, f16, Q8_0 or Q4_0) with AVX2. Each 8-value piece of a key or value is converted
 // once in registers and used by every head of the group, so there is no dequantized copy to write
 // and read back: on a two-core machine that round trip cost as much as the arithmetic itself.
-// The scores of two keys for four heads accumulate in eight registers (eight FMA chains); values
+// For f32 and f16 keys the scores of two keys for four heads accumulate in eight registers (eight
+// FMA chains); Q8_0 and Q4_0 key blocks meet the queries rounded to Q8_0 in integers. Values
 // accumulate 16 dimensions at a time for four heads, again eight registers.
 #pragma once
 
@@ -61,7 +62,7 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 piece_chunk(const std::ui
     }
 }
 
-// acc_h[k] += q_h . (chunk I of the pieces at k0 and k1) for the heads H..., before the pieces' scales.
+// acc_h[k] += q_h . (chunk I of the f32 or f16 pieces at k0 and k1) for the heads H....
 template <kernel_format Kv, int HeadDim, int I, std::size_t G, std::size_t... H>
 __attribute__((target("avx2,fma,f16c"))) inline void chunk_products(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, __m256 (&a0)[G],
                                                                     __m256 (&a1)[G], std::index_sequence<H...>) {
