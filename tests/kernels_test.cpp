@@ -216,11 +216,14 @@ namespace {
 // is a whole number of blocks, as the kernels promise (rounds_queries).
 std::vector<double> reference_attention(const attention_args& a, kernel_format kv, bool round_queries = true) {
     std::vector<double> out(a.tokens * a.n_head * a.head_dim, 0.0);
-    std::vector<double> q(a.q, a.q + a.tokens * a.n_head * a.head_dim);
+    std::vector<float> qf(a.tokens * a.n_head * a.head_dim);
+    for (std::size_t i = 0; i < qf.size(); ++i)
+        qf[i] = a.q_format == kernel_format::f16 ? to_float(static_cast<const half_bits*>(a.q)[i]) : static_cast<const float*>(a.q)[i];
+    std::vector<double> q(qf.begin(), qf.end());
     if (round_queries && (kv == kernel_format::q8_0 || kv == kernel_format::q4_0) && a.head_dim % 32 == 0)
         for (std::size_t b = 0; b < q.size() / 32; ++b) {
             blocks::q8_0 block;
-            quantize_block(a.q + 32 * b, block);
+            quantize_block(qf.data() + 32 * b, block);
             for (int j = 0; j < 32; ++j) q[32 * b + j] = static_cast<double>(to_float(block.d)) * block.qs[j];
         }
     const std::uint64_t row_bytes = kernel_row_bytes(kv, a.kv_dim());
@@ -264,10 +267,11 @@ struct attention_run {
     std::vector<std::uint8_t> k, v;
     std::vector<std::int32_t> pos;
     std::vector<float> q, out, ws;
+    std::vector<half_bits> q16;
     attention_args a;
 
     attention_run(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv, std::uint64_t context, std::uint64_t tokens,
-                  std::uint64_t max_splits, cpu::thread_pool& pool) {
+                  std::uint64_t max_splits, cpu::thread_pool& pool, kernel_format q_format = kernel_format::f32) {
         const std::uint64_t kv_dim = n_head_kv * head_dim;
         k.resize(kernel_row_bytes(kv, kv_dim) * context);
         v.resize(k.size());
@@ -284,6 +288,11 @@ struct attention_run {
         a.context = context;
         a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
         a.q = q.data();
+        if (q_format != kernel_format::f32) {
+            for (float x : q) q16.push_back(to_half(x));
+            a.q = q16.data();
+        }
+        a.q_format = q_format;
         a.pos = pos.data() + (context - tokens);
         a.k = k.data();
         a.v = v.data();
@@ -306,13 +315,14 @@ double max_error(const std::vector<X>& x, const std::vector<double>& ref) {
 }
 
 void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv, std::uint64_t context,
-                     std::uint64_t tokens, std::uint64_t max_splits, cpu::thread_pool& pool) {
+                     std::uint64_t tokens, std::uint64_t max_splits, cpu::thread_pool& pool, kernel_format q_format = kernel_format::f32) {
     CAPTURE(kernel_format_name(kv));
+    CAPTURE(kernel_format_name(q_format));
     CAPTURE(head_dim);
     CAPTURE(n_head / n_head_kv);
     CAPTURE(context);
     CAPTURE(tokens);
-    const attention_run run(kv, head_dim, n_head, n_head_kv, context, tokens, max_splits, pool);
+    const attention_run run(kv, head_dim, n_head, n_head_kv, context, tokens, max_splits, pool, q_format);
     // Outputs are convex combinations of V values of magnitude ~1: f32 softmax arithmetic over up
     // to 4097 keys stays well within 2e-5.
     CHECK(max_error(run.out, reference_attention(run.a, kv)) <= 2e-5);
@@ -336,6 +346,24 @@ TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1
     // 128 query heads of 128 on one KV head: more rounded query values than a thread keeps.
     CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool), doctest::Contains("at most 8192 query values per KV head"), error);
     CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);
+}
+
+TEST_CASE("fused attention reads f16 queries as the f32 values they stand for") {
+    // The reference widens the same f16 queries, so any difference is the kernel's own arithmetic:
+    // the same 2e-5 as with f32 queries.
+    cpu::thread_pool pool(2);
+    for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0, kernel_format::f32}) {
+        check_attention(kv, 128, 8, 2, 300, 1, 4, pool, kernel_format::f16);   // GQA 4: the group step
+        check_attention(kv, 64, 4, 2, 97, 16, 1, pool, kernel_format::f16);    // prefill chunk
+        check_attention(kv, 8, 8, 4, 64, 5, 1, pool, kernel_format::f16);      // head_dim 8: no vector path
+        check_attention(kv, 64, 32, 1, 300, 1, 4, pool, kernel_format::f16);   // 32 query heads on one KV head: the general path
+        check_attention(kv, 80, 8, 4, 301, 1, 1, pool, kernel_format::f16);    // one split: KV heads spread over threads
+    }
+    // Query values a thread cannot stage, and query formats the kernels do not read.
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 128, 128, 1, 2, 1, 1, pool, kernel_format::f16),
+                         doctest::Contains("with f16 queries takes at most 8192 query values per KV head"), error);
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 64, 4, 2, 8, 1, 1, pool, kernel_format::bf16), doctest::Contains("reads f32 or f16 queries, got bf16"),
+                         error);
 }
 
 TEST_CASE("rounding the queries to Q8_0 adds an error of the size of a Q8_0 cache's own rounding") {

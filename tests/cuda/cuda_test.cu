@@ -132,7 +132,7 @@ TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
     check_matmul<kernel_format::f32, __half>(4, 172, 2);
 }
 
-TEST_CASE("CUDA fused attention and KV append equal the CPU kernels") {
+TEST_CASE("CUDA fused attention (f32 and f16 queries) and KV append equal the CPU kernels") {
     if (!have_gpu()) return;
     kernels::cpu::thread_pool pool(2);
     for (kernel_format kv : {kernel_format::f32, kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0}) {
@@ -191,6 +191,18 @@ TEST_CASE("CUDA fused attention and KV append equal the CPU kernels") {
             g.workspace = thrust::raw_pointer_cast(dws.data());
             gpu::find_attention(kv, hd)(g, nullptr);
             gpu::check(cudaDeviceSynchronize(), "attention");
+            CHECK(max_diff(to_host(dout), out) <= 2e-5);
+            // The same queries in f16: both kernels widen them to the same floats.
+            std::vector<half_bits> q16(q.size());
+            for (std::size_t i = 0; i < q.size(); ++i) q16[i] = to_half(q[i]);
+            a.q = q16.data();
+            a.q_format = kernels::kernel_format::f16;
+            kernels::cpu::find_attention(kv, hd)(a, pool);
+            auto dq16 = to_device(q16);
+            g.q = thrust::raw_pointer_cast(dq16.data());
+            g.q_format = kernels::kernel_format::f16;
+            gpu::find_attention(kv, hd)(g, nullptr);
+            gpu::check(cudaDeviceSynchronize(), "attention with f16 queries");
             CHECK(max_diff(to_host(dout), out) <= 2e-5);
         }
     }

@@ -2,8 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "vramplan/config.hpp"
+#include "vramplan/error.hpp"
+#include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/kernel_format.hpp"
 
 namespace vramplan::kernels {
 
@@ -16,7 +20,8 @@ struct attention_args {
     std::uint64_t head_dim = 0;
     std::uint64_t context = 0;     // cache rows per sequence
     float scale = 1.0f;            // usually 1 / sqrt(head_dim)
-    const float* q = nullptr;      // [tokens][n_head][head_dim]
+    const void* q = nullptr;       // [tokens][n_head][head_dim] in q_format
+    kernel_format q_format = kernel_format::f32;  // f32, or f16 (activations kept in half precision)
     const std::int32_t* pos = nullptr;  // position of each query row (it sees keys 0..pos)
     const std::int32_t* seq = nullptr;  // sequence of each query row (nullptr: all 0)
     const void* k = nullptr;
@@ -27,11 +32,21 @@ struct attention_args {
     std::uint64_t max_splits = 1;  // context splits per query row, when the workspace allows
 
     VRAMPLAN_HOST_DEVICE std::uint64_t kv_dim() const { return n_head_kv * head_dim; }
+    // Query value i (of tokens x n_head x head_dim) as a float; f16 widens exactly.
+    VRAMPLAN_HOST_DEVICE float query(std::uint64_t i) const {
+        return q_format == kernel_format::f16 ? load<kernel_format::f16>(q, i) : load<kernel_format::f32>(q, i);
+    }
     VRAMPLAN_HOST_DEVICE std::uint64_t splits() const {
         const std::uint64_t fit = tokens ? workspace_rows / tokens : 1;
         const std::uint64_t s = fit < max_splits ? fit : max_splits;
         return s < 1 ? 1 : s;
     }
 };
+
+// Both the CPU and the CUDA kernels read queries in f32 or f16 and nothing else.
+inline void check_query_format(const attention_args& a) {
+    if (a.q_format != kernel_format::f32 && a.q_format != kernel_format::f16)
+        throw error(std::string("fused attention reads f32 or f16 queries, got ") + kernel_format_name(a.q_format) + "; convert the queries to f32 or f16");
+}
 
 }  // namespace vramplan::kernels

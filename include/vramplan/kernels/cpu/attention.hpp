@@ -55,18 +55,23 @@ void attention(const attention_args& a, thread_pool& pool) {
     // this one is computed. KV heads are split across items only when tokens x splits would leave
     // threads idle.
     const bool grouped = group_steps_serve<Kv, HeadDim>(group);
-    // Queries rounded to Q8_0 (quantized caches) are rounded once per thread for each token and
-    // range of KV heads, on the thread's stack; a range's query heads must fit there.
+    // Queries rounded to Q8_0 (quantized caches) or widened from f16 are staged once per thread for
+    // each token and range of KV heads, on the thread's stack; a range's query heads must fit there.
+    check_query_format(a);
     constexpr bool rounded = rounds_queries(Kv, HeadDim);
-    if (rounded && group * HeadDim > rounded_queries::capacity)
-        throw error("attention over a " + std::string(kernel_format_name(Kv)) + " KV cache takes at most " + std::to_string(rounded_queries::capacity) +
-                    " query values per KV head (query heads per KV head x head_dim), got " + std::to_string(group) + " x " + std::to_string(HeadDim) +
-                    "; use an f16 KV cache for this model");
+    const bool staged = item_queries::staged(a, rounded);
+    if (staged && group * HeadDim > item_queries::capacity) {
+        const bool f16_queries = a.q_format == kernel_format::f16;
+        throw error(std::string("attention ") + (rounded ? "over a " + std::string(kernel_format_name(Kv)) + " KV cache" : "with f16 queries") +
+                    " takes at most " + std::to_string(item_queries::capacity) + " query values per KV head (query heads per KV head x head_dim), got " +
+                    std::to_string(group) + " x " + std::to_string(HeadDim) + "; " +
+                    (rounded ? (f16_queries ? "use an f16 KV cache and f32 queries" : "use an f16 KV cache") : "pass f32 queries") + " for this model");
+    }
     const std::uint64_t rows_items = a.tokens * splits;
     const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
     const std::uint64_t wanted_ranges = rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
     std::uint64_t heads_per_range = (a.n_head_kv + wanted_ranges - 1) / wanted_ranges;
-    if (rounded) heads_per_range = std::min<std::uint64_t>(heads_per_range, rounded_queries::capacity / (group * HeadDim));
+    if (staged) heads_per_range = std::min<std::uint64_t>(heads_per_range, item_queries::capacity / (group * HeadDim));
     const std::uint64_t head_ranges = (a.n_head_kv + heads_per_range - 1) / heads_per_range;
     const auto slice_offset = [](std::uint64_t g) { return g * HeadDim / block_size(Kv) * block_bytes(Kv); };
     const auto slice_at = [&](const std::uint8_t* cache, std::uint64_t row, std::uint64_t g) { return cache + row * row_bytes + slice_offset(g); };
@@ -85,16 +90,20 @@ void attention(const attention_args& a, thread_pool& pool) {
     pool.parallel_for(rows_items * head_ranges, [&](std::uint64_t begin, std::uint64_t end) {
         alignas(32) key_slices<HeadDim> kf, vf;
         alignas(32) float qf[HeadDim];
-        rounded_queries rq;
-        std::uint64_t rounded_for = ~std::uint64_t{0};  // the (token, first KV head) rq holds
+        item_queries iq;
+        std::uint64_t staged_for = ~std::uint64_t{0};  // the (token, first KV head) iq holds
+        const float* q_item = nullptr;
         for (std::uint64_t item = begin; item < end; ++item) {
             const auto [t, s, g0, g1, from, to, base] = range_of(item);
             if (g0 >= g1) continue;
-            const float* q_item = a.q + (t * a.n_head + g0 * group) * HeadDim;
-            if (rounded && rounded_for != t * a.n_head_kv + g0) {
-                rq.round(q_item, (g1 - g0) * group * HeadDim);
-                rounded_for = t * a.n_head_kv + g0;
+            const std::uint64_t q_first = (t * a.n_head + g0 * group) * HeadDim;
+            if (!staged) {
+                q_item = static_cast<const float*>(a.q) + q_first;
+            } else if (staged_for != t * a.n_head_kv + g0) {
+                q_item = iq.stage(a, q_first, (g1 - g0) * group * HeadDim, rounded);
+                staged_for = t * a.n_head_kv + g0;
             }
+            const rounded_queries& rq = iq.rounded;
             const rounded_rows rows{rq.qs, rq.d, rq.sum};
             for (std::uint64_t h = g0 * group; h < g1 * group; ++h) clear_state<HeadDim>(head_state{partial(t, h, s)});
             // The bytes of heads [g0, g1) in one row (whole rows when the item has every head).

@@ -7,7 +7,8 @@
 // K and V never go through shared memory: each thread keeps its 8 dimensions of the four output
 // accumulators in registers, scores its chunk against the four query heads, and the key's lanes
 // sum the partial scores with shuffles. Only the scores (a few hundred floats) and the query
-// vectors meet in shared memory, where warp h turns head h's scores into online-softmax weights.
+// vectors (widened to f32 when they come as f16) meet in shared memory, where warp h turns head
+// h's scores into online-softmax weights.
 // Loads of the next tile's K (and later V) are issued as soon as the current tile's are decoded,
 // so they are in flight while the tile is computed. Scores never leave the tile: no tokens x
 // context buffer exists. A second kernel merges the splits. (The sums use raw shuffles: CUB's warp
@@ -73,7 +74,7 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
     const auto* k_cache = static_cast<const std::uint8_t*>(a.k) + base * row_bytes;
     const auto* v_cache = static_cast<const std::uint8_t*>(a.v) + base * row_bytes;
 
-    for (int i = tid; i < max_heads * HeadDim; i += threads) qs[i] = i < nh * HeadDim ? a.q[(t * a.n_head + h0) * HeadDim + i] : 0.0f;
+    for (int i = tid; i < max_heads * HeadDim; i += threads) qs[i] = i < nh * HeadDim ? a.query((t * a.n_head + h0) * HeadDim + i) : 0.0f;
     __syncthreads();
     if constexpr (kernels::rounds_queries(Kv, HeadDim)) {
         // The CPU kernels' rounding, so both give the same results: a thread per block.
@@ -221,6 +222,7 @@ __global__ void attention_merge(kernels::attention_args a, std::uint64_t splits)
 
 template <kernels::kernel_format Kv, int HeadDim>
 void attention(const kernels::attention_args& a, cudaStream_t stream) {
+    kernels::check_query_format(a);
     const std::uint64_t splits = a.splits();
     const std::uint64_t parts = (a.n_head / a.n_head_kv + attention_tiling::max_heads - 1) / attention_tiling::max_heads;
     const dim3 grid(static_cast<unsigned>(a.n_head_kv * parts), static_cast<unsigned>(splits), static_cast<unsigned>(a.tokens));
