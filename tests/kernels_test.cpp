@@ -89,6 +89,47 @@ TEST_CASE("Q8_0 and Q4_0 quantization stays within half a step") {
     CHECK(store<kernel_format::q4_0>(one).values[5] == doctest::Approx(-3.0));
 }
 
+TEST_CASE("the CPU's Q8_0 quantizer equals the shared one bit for bit, halves and zeros included") {
+    // round_half_away against the C library's roundf: every quarter from -130 to 130 (ties at
+    // every .5), and values just either side of the ties.
+    for (int i = -520; i <= 520; ++i) {
+        const float v = static_cast<float>(i) / 4.0f;
+        for (float x : {v, std::nextafter(v, 0.0f), std::nextafter(v, 200.0f)}) {
+            CAPTURE(x);
+            CHECK(round_half_away(x) == std::roundf(x));
+        }
+    }
+    // Blocks whose largest magnitude is 127 have the scale 1, so halves stay halves: x.5 ties of
+    // both signs go through the vector rounding. Then random blocks over many magnitudes, an
+    // all-zero block and one of tiny values (its f16 scale underflows to 0).
+    std::vector<float> x(32 * 40);
+    for (int j = 0; j < 32; ++j) x[j] = j == 0 ? 127.0f : (j % 2 ? 1.0f : -1.0f) * (static_cast<float>(j) + 0.5f);
+    for (int j = 0; j < 32; ++j) x[32 + j] = j == 31 ? -127.0f : static_cast<float>(j) - 15.5f;
+    const auto r = random_values(32 * 36, 11);
+    for (std::size_t i = 0; i < r.size(); ++i) x[64 + i] = r[i] * std::ldexp(1.0f, static_cast<int>(i / 32) - 18);
+    for (int j = 0; j < 32; ++j) x[32 * 38 + j] = 0.0f;
+    for (int j = 0; j < 32; ++j) x[32 * 39 + j] = static_cast<float>(j) * 1e-37f;
+    for (std::size_t b = 0; b < x.size() / 32; ++b) {
+        CAPTURE(b);
+        blocks::q8_0 shared, cpu_block;
+        quantize_block(x.data() + 32 * b, shared);
+        const std::int32_t sum = cpu::quantize_block_q8_0(x.data() + 32 * b, cpu_block);
+        CHECK(cpu_block.d.bits == shared.d.bits);
+        std::int32_t expected_sum = 0;
+        for (int j = 0; j < 32; ++j) {
+            CHECK(cpu_block.qs[j] == shared.qs[j]);
+            expected_sum += shared.qs[j];
+        }
+        CHECK(sum == expected_sum);
+        CHECK(cpu::quantize_block_q8_0_portable(x.data() + 32 * b, cpu_block) == expected_sum);
+    }
+    // The ties really were ties: -2.5 went to -3 and 3.5 to 4, away from zero.
+    blocks::q8_0 b0;
+    cpu::quantize_block_q8_0(x.data(), b0);
+    CHECK(b0.qs[2] == -3);
+    CHECK(b0.qs[3] == 4);
+}
+
 TEST_CASE("quantizers are bit-exact with llama.cpp's on the stories260K files") {
     const std::string dir = std::string(VRAMPLAN_SHARED_DIR) + "/models/";
     if (!std::filesystem::exists(dir + "stories260K.gguf")) {

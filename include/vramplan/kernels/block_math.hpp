@@ -33,14 +33,31 @@ VRAMPLAN_HOST_DEVICE constexpr std::uint64_t kernel_row_bytes(kernel_format f, s
     return n / block_size(f) * block_bytes(f);
 }
 
+// roundf(v) (halves away from zero) for |v| < 2^23. On the host, roundf and fmaxf are libm calls
+// unless the compiler may assume SSE4.1 or finite math: two calls per value made the Q8_0
+// quantizer take 7.5 ns a value, 2 to 3 without them. Truncation is one instruction and v - trunc(v)
+// is exact, so this equals roundf wherever it is defined.
+VRAMPLAN_HOST_DEVICE inline float round_half_away(float v) {
+#if VRAMPLAN_DEVICE_PASS
+    return roundf(v);
+#else
+    const float t = static_cast<float>(static_cast<std::int32_t>(v));
+    const float frac = v - t;
+    return frac >= 0.5f ? t + 1.0f : frac <= -0.5f ? t - 1.0f : t;
+#endif
+}
+
 // ---- Q8_0: x = d * q, d = max|x| / 127 ----
 VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_0& b) {
     float amax = 0.0f;
-    for (int j = 0; j < blocks::qk; ++j) amax = fmaxf(amax, fabsf(x[j]));
+    for (int j = 0; j < blocks::qk; ++j) {
+        const float a = fabsf(x[j]);
+        amax = a > amax ? a : amax;  // fmaxf(amax, a), NaN included, without the libm call
+    }
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     b.d = to_half(d);
-    for (int j = 0; j < blocks::qk; ++j) b.qs[j] = static_cast<std::int8_t>(roundf(x[j] * id));
+    for (int j = 0; j < blocks::qk; ++j) b.qs[j] = static_cast<std::int8_t>(round_half_away(x[j] * id));
 }
 
 // The integer value of element j; the element is d times it.

@@ -17,6 +17,7 @@
 #include "vramplan/kernels/cpu/attention_tile.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
 #include "vramplan/kernels/cpu/prefetch.hpp"
+#include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 #include "vramplan/kernels/kernel_format.hpp"
 
@@ -29,8 +30,8 @@ void kv_append(const float* k_new, const float* v_new, const std::int32_t* pos, 
     const std::uint64_t row_bytes = kernel_row_bytes(Kv, kv_dim);
     for (std::uint64_t t = 0; t < tokens; ++t) {
         const std::uint64_t row = (seq ? static_cast<std::uint64_t>(seq[t]) : 0) * context + static_cast<std::uint64_t>(pos[t]);
-        store_row<Kv>(k_new + t * kv_dim, static_cast<std::uint8_t*>(k_cache) + row * row_bytes, kv_dim);
-        store_row<Kv>(v_new + t * kv_dim, static_cast<std::uint8_t*>(v_cache) + row * row_bytes, kv_dim);
+        cpu::store_row_cpu<Kv>(k_new + t * kv_dim, static_cast<std::uint8_t*>(k_cache) + row * row_bytes, kv_dim);
+        cpu::store_row_cpu<Kv>(v_new + t * kv_dim, static_cast<std::uint8_t*>(v_cache) + row * row_bytes, kv_dim);
     }
 }
 

@@ -10,6 +10,7 @@
 #include "vramplan/kernels/attention_args.hpp"
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/quantize.hpp"
 
 namespace vramplan::kernels::cpu {
 
@@ -23,11 +24,9 @@ struct rounded_queries {
     void round(const float* q, std::uint64_t n) {
         for (std::uint64_t b = 0; b < n / blocks::qk; ++b) {
             blocks::q8_0 block;
-            quantize_block(q + b * blocks::qk, block);
-            std::int32_t s = 0;
-            for (int j = 0; j < blocks::qk; ++j) s += qs[b * blocks::qk + j] = block.qs[j];
+            sum[b] = quantize_block_q8_0(q + b * blocks::qk, block);
+            for (int j = 0; j < blocks::qk; ++j) qs[b * blocks::qk + j] = block.qs[j];
             d[b] = to_float(block.d);
-            sum[b] = s;
         }
     }
 };

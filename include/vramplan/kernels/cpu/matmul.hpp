@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 
 namespace vramplan::kernels::cpu {
@@ -44,9 +45,7 @@ inline void q4_0_matmul(const weight_view& w, const float* x, float* y, std::uin
                 for (std::uint64_t t = 0; t < nt; ++t)
                     for (std::uint64_t b = 0; b < nb; ++b) {
                         blocks::q8_0& q = xq[t * nb + b];
-                        quantize_block(x + (t0 + t) * w.cols + (b0 + b) * 32, q);
-                        int sum = 0;
-                        for (int j = 0; j < 32; ++j) sum += q.qs[j];
+                        const std::int32_t sum = quantize_block_q8_0(x + (t0 + t) * w.cols + (b0 + b) * 32, q);
                         xsum[t * nb + b] = to_float(q.d) * static_cast<float>(sum);
                     }
                 for (std::uint64_t g = begin; g < end; ++g) {
