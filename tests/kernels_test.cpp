@@ -386,6 +386,8 @@ TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1
     CHECK_THROWS_WITH_AS(cpu::find_attention(kernel_format::q8_0, 100), doctest::Contains("no fused attention kernel for head_dim 100"), error);
     // 128 query heads of 128 on one KV head: more rounded query values than a thread keeps.
     CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool), doctest::Contains("at most 8192 query values per KV head"), error);
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool), doctest::Contains("got 128 x 128; use an f16 KV cache for this model"),
+                         error);
     CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);
 }
 
@@ -403,6 +405,10 @@ TEST_CASE("fused attention reads f16 queries as the f32 values they stand for") 
     // Query values a thread cannot stage, and query formats the kernels do not read.
     CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 128, 128, 1, 2, 1, 1, pool, kernel_format::f16),
                          doctest::Contains("with f16 queries takes at most 8192 query values per KV head"), error);
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 128, 128, 1, 2, 1, 1, pool, kernel_format::f16), doctest::Contains("pass f32 queries for this model"),
+                         error);
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::q8_0, 128, 128, 1, 2, 1, 1, pool, kernel_format::f16),
+                         doctest::Contains("use an f16 KV cache and f32 queries for this model"), error);
     CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 64, 4, 2, 8, 1, 1, pool, kernel_format::bf16), doctest::Contains("reads f32 or f16 queries, got bf16"),
                          error);
 }

@@ -62,11 +62,13 @@ void attention(const attention_args& a, thread_pool& pool) {
     constexpr bool rounded = rounds_queries(Kv, HeadDim);
     const bool staged = item_queries::staged(a, rounded);
     if (staged && group * HeadDim > item_queries::capacity) {
+        // What makes this call stage its queries, and what would let it skip staging.
         const bool f16_queries = a.q_format == kernel_format::f16;
-        throw error(std::string("attention ") + (rounded ? "over a " + std::string(kernel_format_name(Kv)) + " KV cache" : "with f16 queries") +
-                    " takes at most " + std::to_string(item_queries::capacity) + " query values per KV head (query heads per KV head x head_dim), got " +
-                    std::to_string(group) + " x " + std::to_string(HeadDim) + "; " +
-                    (rounded ? (f16_queries ? "use an f16 KV cache and f32 queries" : "use an f16 KV cache") : "pass f32 queries") + " for this model");
+        const std::string why = rounded ? std::string("over a ") + kernel_format_name(Kv) + " KV cache" : "with f16 queries";
+        const std::string fix = rounded && f16_queries ? "use an f16 KV cache and f32 queries" : rounded ? "use an f16 KV cache" : "pass f32 queries";
+        throw error("attention " + why + " takes at most " + std::to_string(item_queries::capacity) +
+                    " query values per KV head (query heads per KV head x head_dim), got " + std::to_string(group) + " x " + std::to_string(HeadDim) + "; " +
+                    fix + " for this model");
     }
     const std::uint64_t rows_items = a.tokens * splits;
     const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
