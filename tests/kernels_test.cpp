@@ -380,6 +380,8 @@ TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1
         check_attention(kv, 64, 4, 2, 97, 16, 1, pool);     // prefill chunk
         check_attention(kv, 80, 8, 4, 301, 1, 1, pool);     // one split: KV heads spread over threads
         check_attention(kv, 96, 6, 2, 45, 2, 2, pool);      // tiles of 16 keys with a partial last tile; groups of 3
+        check_attention(kv, 64, 4, 4, 45, 1, 1, pool);      // a last tile of 13 keys, one head per KV head (8 keys per reduction)
+        check_attention(kv, 64, 4, 2, 45, 1, 1, pool);      // the same, two heads per KV head (4 keys per reduction)
         check_attention(kv, 32, 14, 2, 77, 1, 2, pool);     // groups of 7: one step of 4 heads and one of 3
         check_attention(kv, 64, 32, 1, 300, 1, 4, pool);    // 32 query heads on one KV head: the general path
     }

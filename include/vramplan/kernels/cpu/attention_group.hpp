@@ -3,8 +3,9 @@
 // once in registers and used by every head of the group, so there is no dequantized copy to write
 // and read back: on a two-core machine that round trip cost as much as the arithmetic itself.
 // For f32 and f16 keys the scores of two keys for four heads accumulate in eight registers (eight
-// FMA chains); Q8_0 and Q4_0 key blocks meet the queries rounded to Q8_0 in integers. Values
-// accumulate 16 dimensions at a time for four heads, again eight registers.
+// FMA chains); Q8_0 and Q4_0 key blocks meet the queries rounded to Q8_0 in integers, and one
+// reduction gathers eight (head, key) sums. Values accumulate 16 dimensions at a time for four
+// heads, again eight registers.
 #pragma once
 
 #include <cstddef>
@@ -36,14 +37,6 @@ template <kernel_format Kv>
 inline constexpr int piece_values = is_block_format(Kv) ? 32 : 16;
 template <kernel_format Kv>
 inline constexpr std::uint64_t piece_bytes = is_block_format(Kv) ? block_bytes(Kv) : 16 * block_bytes(Kv);
-
-// The scale of the piece at p (1 for formats without one).
-template <kernel_format Kv>
-__attribute__((target("avx2,fma,f16c"))) inline float piece_scale(const std::uint8_t* p) {
-    if constexpr (Kv == kernel_format::q8_0) return scale(reinterpret_cast<const blocks::q8_0*>(p)->d);
-    else if constexpr (Kv == kernel_format::q4_0) return scale(reinterpret_cast<const blocks::q4_0*>(p)->d);
-    else return 1.0f;
-}
 
 // Values 8I..8I+7 of the piece at p as floats, before the piece's scale.
 template <kernel_format Kv, int I>
@@ -77,7 +70,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void chunk_products(const float*
 template <kernel_format Kv, int HeadDim, std::size_t... H, std::size_t... I>
 __attribute__((target("avx2,fma,f16c"))) inline void scores_2keys(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, float* out,
                                                                   std::index_sequence<H...>, std::index_sequence<I...>) {
-    static_assert(!is_block_format(Kv), "Q8_0 and Q4_0 keys meet rounded queries: scores_2keys_rounded");
+    static_assert(!is_block_format(Kv), "Q8_0 and Q4_0 keys meet rounded queries: scores_rounded");
     constexpr int P = piece_values<Kv>;
     __m256 a0[] = {((void)H, _mm256_setzero_ps())...};
     __m256 a1[] = {((void)H, _mm256_setzero_ps())...};
@@ -114,16 +107,31 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256i block_products(__m256i k
         return _mm256_madd_epi16(_mm256_maddubs_epi16(key, query), _mm256_set1_epi16(1));
 }
 
-// The scales of two keys' blocks at k0 and k1 as (d0, d1, d0, d1, ...), the lane order of the scores.
-__attribute__((target("avx2,fma,f16c"))) inline __m256 key_scale_pairs(const std::uint8_t* k0, const std::uint8_t* k1) {
+// Keys whose scores one integer reduction gathers for G heads: the products of every (head, key)
+// pair fill the eight lanes of one register (G = 3 leaves two empty).
+template <int G>
+inline constexpr int keys_per_reduction = G == 1 ? 8 : G == 2 ? 4 : 2;
+
+// The scales of the pieces at rows j0..j0 + Keys - 1 of p (rows from n on repeat row n - 1), lane
+// i holding row j0 + i % Keys. They are gathered in general registers and converted at once:
+// written to memory one by one and read back as a vector, they would wait for the stores to
+// retire, as narrow stores do not forward to a wide load.
+template <int Keys>
+__attribute__((target("avx2,fma,f16c"))) inline __m256 piece_scales(const std::uint8_t* p, std::uint64_t row_bytes, int j0, int n) {
+    static_assert(Keys == 2 || Keys == 4 || Keys == 8);
     // Both block formats begin with their f16 scale.
-    const auto bits = [](const std::uint8_t* p) { return static_cast<int>(reinterpret_cast<const half_bits*>(p)->bits); };
-    const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128(bits(k0) | (bits(k1) << 16)));
-    return _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(d)));
+    const auto bits = [&](int i) -> std::uint64_t {
+        const int j = j0 + i % Keys;
+        return reinterpret_cast<const half_bits*>(p + static_cast<std::uint64_t>(j < n ? j : n - 1) * row_bytes)->bits;
+    };
+    const std::uint64_t lo = bits(0) | bits(1) << 16 | bits(2) << 32 | bits(3) << 48;
+    const std::uint64_t hi = Keys == 8 ? bits(4) | bits(5) << 16 | bits(6) << 32 | bits(7) << 48 : lo;
+    return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo)));
 }
 
-// Per block b, what turns the integer sums of scores_2keys_rounded into scores, lane (h, key) at
-// 2h + key: the query block's scale times the softmax scale, and (Q4_0) 8 x the query block's sum.
+// Per block b, what turns the integer sums of scores_rounded into scores, lane (h, key) at
+// h * keys_per_reduction<G> + key: the query block's scale times the softmax scale, and (Q4_0)
+// 8 x the query block's sum.
 template <int HeadDim>
 struct rounded_block_terms {
     __m256 qscale[HeadDim / 32];
@@ -131,36 +139,45 @@ struct rounded_block_terms {
 };
 template <kernel_format Kv, int HeadDim, int G>
 __attribute__((target("avx2,fma,f16c"))) inline void block_terms(const rounded_rows& q, float scale, rounded_block_terms<HeadDim>& t) {
+    constexpr int K = keys_per_reduction<G>;
     for (int b = 0; b < HeadDim / 32; ++b) {
         alignas(32) float d[8] = {};
         alignas(32) std::int32_t o[8] = {};
-        for (int h = 0; h < G; ++h) {
-            d[2 * h] = d[2 * h + 1] = q.d[h * (HeadDim / 32) + b] * scale;
-            o[2 * h] = o[2 * h + 1] = Kv == kernel_format::q4_0 ? 8 * q.sum[h * (HeadDim / 32) + b] : 0;
-        }
+        for (int h = 0; h < G; ++h)
+            for (int key = 0; key < K; ++key) {
+                d[h * K + key] = q.d[h * (HeadDim / 32) + b] * scale;
+                o[h * K + key] = Kv == kernel_format::q4_0 ? 8 * q.sum[h * (HeadDim / 32) + b] : 0;
+            }
         t.qscale[b] = _mm256_load_ps(d);
         t.offset[b] = _mm256_load_si256(reinterpret_cast<const __m256i*>(o));
     }
 }
 
-// The scaled scores of two keys (k0, k1) for the heads H... (at most four) from queries rounded to
-// Q8_0: per block, the products of every head and key are summed in integers, the eight sums
-// gathered into one register (lane 2h + key), and one FMA applies the block's scales to all of them.
-template <kernel_format Kv, int HeadDim, std::size_t... H>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 scores_2keys_rounded(const rounded_rows& q, const rounded_block_terms<HeadDim>& t, const std::uint8_t* k0,
-                                                                           const std::uint8_t* k1, std::index_sequence<H...>) {
+// The scaled scores of G heads (at most four) for keys_per_reduction<G> keys at rows j0, j0 + 1,
+// ... of k (rows from n on repeat row n - 1) from queries rounded to Q8_0, lane (h, key) as in
+// rounded_block_terms. Per block, the products of every head and key are summed in integers, the
+// eight sums gathered into one register by one reduction, and one FMA applies the block's scales
+// to all of them; with fewer heads, more keys share the reduction rather than empty lanes.
+template <kernel_format Kv, int HeadDim, int G>
+__attribute__((target("avx2,fma,f16c"))) inline __m256 scores_rounded(const rounded_rows& q, const rounded_block_terms<HeadDim>& t, const std::uint8_t* k,
+                                                                     std::uint64_t row_bytes, int j0, int n) {
+    constexpr int K = keys_per_reduction<G>;
+    const std::uint8_t* row[K];
+    for (int key = 0; key < K; ++key) row[key] = k + static_cast<std::uint64_t>(j0 + key < n ? j0 + key : n - 1) * row_bytes;
     __m256 acc = _mm256_setzero_ps();
-    for (int b = 0; b < HeadDim / 32; ++b, k0 += block_bytes(Kv), k1 += block_bytes(Kv)) {
-        const __m256i x0 = key_block_bytes<Kv>(k0), x1 = key_block_bytes<Kv>(k1);
-        __m256i p0[4] = {}, p1[4] = {};
-        ((p0[H] = block_products<Kv>(x0, _mm256_load_si256(reinterpret_cast<const __m256i*>(q.qs + H * HeadDim + 32 * b))),
-          p1[H] = block_products<Kv>(x1, _mm256_load_si256(reinterpret_cast<const __m256i*>(q.qs + H * HeadDim + 32 * b)))),
-         ...);
-        const __m256i lo = _mm256_hadd_epi32(_mm256_hadd_epi32(p0[0], p1[0]), _mm256_hadd_epi32(p0[1], p1[1]));
-        const __m256i hi = _mm256_hadd_epi32(_mm256_hadd_epi32(p0[2], p1[2]), _mm256_hadd_epi32(p0[3], p1[3]));
+    for (int b = 0; b < HeadDim / 32; ++b) {
+        const std::uint64_t at = static_cast<std::uint64_t>(b) * block_bytes(Kv);
+        __m256i x[K], prod[8] = {};
+        for (int key = 0; key < K; ++key) x[key] = key_block_bytes<Kv>(row[key] + at);
+        for (int h = 0; h < G; ++h) {
+            const __m256i qb = _mm256_load_si256(reinterpret_cast<const __m256i*>(q.qs + h * HeadDim + 32 * b));
+            for (int key = 0; key < K; ++key) prod[h * K + key] = block_products<Kv>(x[key], qb);
+        }
+        const __m256i lo = _mm256_hadd_epi32(_mm256_hadd_epi32(prod[0], prod[1]), _mm256_hadd_epi32(prod[2], prod[3]));
+        const __m256i hi = _mm256_hadd_epi32(_mm256_hadd_epi32(prod[4], prod[5]), _mm256_hadd_epi32(prod[6], prod[7]));
         __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
         if constexpr (Kv == kernel_format::q4_0) sums = _mm256_sub_epi32(sums, t.offset[b]);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(t.qscale[b], key_scale_pairs(k0, k1)), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(t.qscale[b], piece_scales<K>(k + at, row_bytes, j0, n)), acc);
     }
     return acc;
 }
@@ -182,13 +199,11 @@ __attribute__((target("avx2,fma,f16c"))) inline void values_16(const float (*w)[
 
 // w[h][j] = p[h][j] * (scale of the piece at v in row j): folding a block's scale into the weights
 // once per tile takes a scale load, conversion and multiply out of every 16 values of every key.
-template <kernel_format Kv, int G>
+template <int G>
 __attribute__((target("avx2,fma,f16c"))) inline void fold_value_scales(const float (*p)[key_tile], const std::uint8_t* v, std::uint64_t row_bytes,
                                                                        int n, float (*w)[key_tile]) {
     static_assert(key_tile == 16);
-    alignas(32) float d[key_tile] = {};
-    for (int j = 0; j < n; ++j) d[j] = piece_scale<Kv>(v + static_cast<std::uint64_t>(j) * row_bytes);
-    const __m256 d0 = _mm256_load_ps(d), d1 = _mm256_load_ps(d + 8);
+    const __m256 d0 = piece_scales<8>(v, row_bytes, 0, n), d1 = piece_scales<8>(v, row_bytes, 8, n);
     for (int h = 0; h < G; ++h) {
         _mm256_store_ps(w[h], _mm256_mul_ps(_mm256_load_ps(p[h]), d0));
         _mm256_store_ps(w[h] + 8, _mm256_mul_ps(_mm256_load_ps(p[h] + 8), d1));
@@ -205,16 +220,22 @@ __attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, 
     alignas(32) float p[G][key_tile];
     if constexpr (is_block_format(Kv)) {
         static_assert(G <= 4);
+        constexpr int K = keys_per_reduction<G>;
         rounded_block_terms<HeadDim> terms;
         block_terms<Kv, HeadDim, G>(qr, scale, terms);
-        for (int j = 0; j < n; j += 2) {
-            next_tile.step();
-            const std::uint8_t* k0 = k + static_cast<std::uint64_t>(j) * row_bytes;
-            alignas(32) float s[8];
-            _mm256_store_ps(s, scores_2keys_rounded<Kv, HeadDim>(qr, terms, k0, j + 1 < n ? k0 + row_bytes : k0, std::make_index_sequence<G>{}));
-            for (int h = 0; h < G; ++h) {
-                p[h][j] = s[2 * h];
-                if (j + 1 < n) p[h][j + 1] = s[2 * h + 1];
+        for (int j = 0; j < n; j += K) {
+            for (int pair = j; pair < n && pair < j + K; pair += 2) next_tile.step();
+            const __m256 s = scores_rounded<Kv, HeadDim, G>(qr, terms, k, row_bytes, j, n);
+            // Lanes of keys from n on land in p[h][n..key_tile), which is reset below.
+            if constexpr (K == 8) {
+                _mm256_store_ps(p[0] + j, s);
+            } else if constexpr (K == 4) {
+                _mm_store_ps(p[0] + j, _mm256_castps256_ps128(s));
+                _mm_store_ps(p[1] + j, _mm256_extractf128_ps(s, 1));
+            } else {
+                alignas(32) float lanes[8];
+                _mm256_store_ps(lanes, s);
+                for (int h = 0; h < G; ++h) p[h][j] = lanes[2 * h], p[h][j + 1] = lanes[2 * h + 1];
             }
         }
     } else {
@@ -240,7 +261,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, 
         alignas(32) float folded[G][key_tile];
         const float(*w)[key_tile] = p;
         if constexpr (is_block_format(Kv)) {
-            fold_value_scales<Kv, G>(p, v, row_bytes, n, folded);
+            fold_value_scales<G>(p, v, row_bytes, n, folded);
             w = folded;
         }
         values_16<Kv, 0>(w, rescale, v, row_bytes, n, acc, std::make_index_sequence<G>{});
