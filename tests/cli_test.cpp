@@ -102,9 +102,17 @@ TEST_CASE("tensor parallelism: each of 4 GPUs holds a quarter of every layer and
 TEST_CASE("config.json and GGUF inputs and only the GGUF header is read") {
     const std::string cfg = temp("vramplan_cli_config.json");
     std::ofstream(cfg) << R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,
-        "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008, "rms_norm_eps": 1e-5})";
+        "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008, "rms_norm_eps": 1e-5,
+        "max_position_embeddings": 4096})";
     auto j = run_json("plan -m " + cfg + " -g a100", 0);
     CHECK(j["params"] == 6'738'415'616ull);  // Llama-2-7B
+    CHECK(j["trained_context"] == 4096);
+    CHECK(j["beyond_trained_context"] == false);
+    // Twice the trained context: planned as asked, with a warning that names the limit.
+    CHECK(run_json("plan -m " + cfg + " -g a100 --ctx 8192", 0)["beyond_trained_context"] == true);
+    const auto beyond = run("plan -m " + cfg + " -g a100 --ctx 8192");
+    CHECK(beyond.out.find("warning: context 8,192 exceeds the 4,096 tokens") != std::string::npos);
+    CHECK(run("plan -m " + cfg + " -g a100 --ctx 4096").out.find("warning") == std::string::npos);
     CHECK(j["weights_bytes"] == 6'738'415'616ull * 2 + 65 * 4096 * 2ull);  // f16, norms f32
     std::ofstream(cfg) << R"({"model_type": "gpt2", "vocab_size": 5})";
     auto bad = run("plan -m " + cfg + " -g a100");
@@ -122,6 +130,16 @@ TEST_CASE("config.json and GGUF inputs and only the GGUF header is read") {
     // 3 layers of q, k, v, o, gate, up, down in Q8_0 plus embeddings; norms f32.
     const std::uint64_t layer = (128 * 128 * 2 + 64 * 128 * 2 + 96 * 128 * 3) / 32 * 34 + 2 * 128 * 4;
     CHECK(j["weights_bytes"] == 3 * layer + 2 * 64 * 128 / 32 * 34 + 128 * 4);
+    CHECK(j["trained_context"].is_null());  // no llama.context_length: no warning at any context
+    CHECK(run("plan -m " + gguf + " -g 1GiB --ctx 100000").out.find("warning") == std::string::npos);
+    s.context_length = 256;
+    test_model::write(gguf, s);
+    CHECK(run_json("plan -m " + gguf + " -g 1GiB --ctx 256", 0)["trained_context"] == 256);
+    // check keeps its one line on stdout; the warning goes to stderr.
+    const auto checked = run("check -m " + gguf + " -g 1GiB --ctx 512");
+    CHECK(checked.rc == 0);
+    CHECK(lines(checked.out) == 2);
+    CHECK(checked.out.find("warning: context 512 exceeds the 256 tokens") != std::string::npos);
     std::ofstream(gguf, std::ios::binary) << "GGUF\x03";
     bad = run("plan -m " + gguf + " -g 4090");
     CHECK(bad.rc == 2);
@@ -147,6 +165,8 @@ TEST_CASE("models and gpus and the SVG picture") {
     const auto m = run("models");
     CHECK(m.rc == 0);
     CHECK(m.out.find("70,553,706,496") != std::string::npos);
+    CHECK(lines(m.out) == 11);  // a header and ten presets
+    CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
     CHECK(lines(g.out) == 16);
@@ -167,6 +187,8 @@ TEST_CASE("bad input: one clear line and exit 2 and the valid choices named") {
                                 std::pair{"plan -m llama3-8b -g 4090 --kv q9", "known formats:"}, std::pair{"plan -m llama3-8b -g 4090 --ctx 0", "context must be"},
                                 std::pair{"plan -m llama3-8b -g 4090 --gpu-layers many", "--gpu-layers takes"},
                                 std::pair{"plan -m llama3-8b -g 4090 --ctx 100000000000000000", "overflow"},
+                                std::pair{"plan -m llama3-8b -g 4090 --ctx -5", "--ctx: takes a whole number"},
+                                std::pair{"train -m llama3-8b -g 4090 --seq -1", "--seq: takes a whole number"},
                                 std::pair{"plan -m llama3-8b -g 12XB", "unknown GPU"}, std::pair{"plan -m llama3-8b -g 8GiB --reserve 9GiB", "leaves nothing"},
                                 std::pair{"plan -m /nonexistent/model.gguf -g 4090", "cannot open"}, std::pair{"plan -g 4090", "--model is required"}}) {
         CAPTURE(args);
@@ -182,6 +204,7 @@ TEST_CASE("emit-header: the generated type compiles and its static_assert holds 
     const std::string gguf = temp("vramplan_emit.gguf"), header = temp("vramplan_emitted.hpp");
     test_model::spec s;
     s.weights = vramplan::format{vramplan::format_id::q4_0};
+    s.context_length = 256;
     test_model::write(gguf, s);
     const auto r = run("emit-header -m " + gguf + " -o " + header + " --name shipped_model");
     REQUIRE(r.rc == 0);
@@ -190,6 +213,7 @@ TEST_CASE("emit-header: the generated type compiles and its static_assert holds 
         std::ofstream(src) << "#include \"" << header << "\"\n"
                            << "struct board { static constexpr vramplan::target_desc value{.name = \"board\", .capacity = " << capacity << "}; };\n"
                            << "static_assert(vramplan::fits<shipped_model, board, vramplan::limits{.context = 256, .ubatch = 32}>);\n"
+                           << "static_assert(shipped_model::describe().shape.n_ctx_train == 256);\n"
                            << "static_assert(vramplan::param_count(shipped_model::describe().shape) == 3 * (2 * 128 * 128 + 2 * 64 * 128 + 3 * 96 * 128 + 256) + 2 * 64 * 128 + 128);\n"
                            << "int main() {}\n";
         const std::string cmd = std::string(VRAMPLAN_CXX) + " -std=c++20 -fsyntax-only -I" + VRAMPLAN_INCLUDE + " " + src + " 2>&1";

@@ -177,6 +177,7 @@ TEST_CASE("stories260K GGUF files describe the published shape with their per-te
     CHECK(m.shape.n_head_kv == 4);
     CHECK(m.shape.head_dim == 8);
     CHECK_FALSE(m.shape.tied_output);
+    CHECK(m.shape.n_ctx_train == 2048);  // llama.context_length, per ../shared/models/README.md
     CHECK(weight_bytes(m) == 292'800 * 4);
     // Q8_0 file: 32 Q8_0 matrices, F16 ffn_down, F32 norms (hand-derived in model_test.cpp).
     const model_desc q8 = describe(gguf_file::open(shared_models + "stories260K-q8_0.gguf"));

@@ -15,6 +15,17 @@ static_assert(qwen25_7b<>::params() == 7'615'616'512);
 static_assert(tinyllama_1b<>::params() == 1'100'048'384);
 static_assert(phi3_mini<>::params() == 3'821'079'552);
 static_assert(stories260k<>::params() == 292'800);
+static_assert(llama31_8b<>::params() == 8'030'261'248);  // Llama-3's shape, Llama-3.1's context
+// Trained contexts: each checkpoint's config.json max_position_embeddings.
+static_assert(llama2_7b<>::describe().shape.n_ctx_train == 4096);
+static_assert(llama3_8b<>::describe().shape.n_ctx_train == 8192);
+static_assert(llama31_8b<>::describe().shape.n_ctx_train == 131'072);
+static_assert(llama31_70b<>::describe().shape.n_ctx_train == 131'072);
+static_assert(mistral_7b<>::describe().shape.n_ctx_train == 32'768);
+static_assert(tinyllama_1b<>::describe().shape.n_ctx_train == 2048);
+static_assert(phi3_mini<>::describe().shape.n_ctx_train == 4096);
+static_assert(!llama3_8b<>::describe().shape.beyond_trained_context(8192) && llama3_8b<>::describe().shape.beyond_trained_context(8193));
+static_assert(!vp::decoder_shape{}.beyond_trained_context(1'000'000));  // unknown: never beyond
 // The plain description counts the same.
 static_assert(vp::param_count(llama31_70b<>::describe().shape) == 70'553'706'496);
 

@@ -21,6 +21,7 @@ TEST_CASE("every preset has equal type-level and run-time descriptions") {
     check_twin<presets::llama2_7b<q4_0, f16>>(presets::llama2_7b_entry, q4_0::value, f16::value);
     check_twin<presets::llama2_13b<q8_0, q8_0>>(presets::llama2_13b_entry, q8_0::value, q8_0::value);
     check_twin<presets::llama3_8b<q4_0, f16>>(presets::llama3_8b_entry, q4_0::value, f16::value);
+    check_twin<presets::llama31_8b<q8_0, q8_0>>(presets::llama31_8b_entry, q8_0::value, q8_0::value);
     check_twin<presets::llama31_70b<q4_k, q8_0>>(presets::llama31_70b_entry, q4_k::value, q8_0::value);
     check_twin<presets::mistral_7b<f16, f16>>(presets::mistral_7b_entry, f16::value, f16::value);
     check_twin<presets::qwen25_7b<q8_0, f16>>(presets::qwen25_7b_entry, q8_0::value, f16::value);
@@ -33,6 +34,10 @@ TEST_CASE("presets are found by name and alias and unknown names list the choice
     CHECK(presets::by_name("llama-3-8b").shape.n_head_kv == 8);
     CHECK(presets::by_name("Llama3.1-70B").shape.n_layer == 80);
     CHECK(presets::by_name("mistral").shape.n_vocab == 32768);
+    // Llama-3 and Llama-3.1 8B share a shape, not a trained context.
+    CHECK(presets::by_name("llama-3-8b").shape.n_ctx_train == 8192);
+    CHECK(presets::by_name("llama-3.1-8b").shape.n_ctx_train == 131'072);
+    CHECK(presets::by_name("llama-3.1-8b").name == "Llama-3.1-8B");
     CHECK_THROWS_WITH_AS(presets::by_name("gpt-5"), doctest::Contains("built-in models: Llama-2-7B"), error);
 }
 

@@ -18,6 +18,7 @@ using namespace vramplan;
 struct spec {
     std::uint64_t vocab = 64, embd = 128, layers = 3, heads = 4, kv_heads = 2, head_dim = 32, ff = 96;
     format weights{format_id::f32};
+    std::uint64_t context_length = 0;  // written as llama.context_length when not 0
 };
 
 // Weights as the file stores them, dequantized, in double.
@@ -50,6 +51,7 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
         .set_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f)
         .set_f32("llama.rope.freq_base", 10000.0f)
         .set_string("tokenizer.ggml.model", "llama");
+    if (s.context_length) w.set_u32("llama.context_length", static_cast<std::uint32_t>(s.context_length));
     std::vector<std::string> tokens;
     for (std::uint64_t i = 0; i < s.vocab; ++i) tokens.push_back("t" + std::to_string(i));
     w.set_strings("tokenizer.ggml.tokens", tokens);

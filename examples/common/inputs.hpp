@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "vramplan/format/bytes.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/model/format_policy.hpp"
 #include "vramplan/model/presets.hpp"
@@ -36,6 +37,15 @@ inline std::uint64_t parse_size(const std::string& text) {
             return static_cast<std::uint64_t>(v + 0.5L);
         }
     throw error("unknown size unit in '" + text + "': use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB");
+}
+
+// More context than the model was trained for is memory spent on output nobody wants: say so next
+// to the numbers. Empty when the context is within training or the trained length is unknown.
+inline std::string trained_context_warning(const model_desc& m, std::uint64_t context) {
+    if (!m.shape.beyond_trained_context(context)) return {};
+    return "warning: context " + with_separators(context) + " exceeds the " + with_separators(m.shape.n_ctx_train) + " tokens " + std::string(m.name) +
+           " was trained for; past that, output degrades unless the runtime scales RoPE (e.g. YaRN): use a context of at most " +
+           std::to_string(m.shape.n_ctx_train) + " for this model as trained";
 }
 
 inline bool ends_with(const std::string& s, const std::string& suffix) {
@@ -71,6 +81,7 @@ inline decoder_shape shape_from_config(const std::string& path) {
     s.qkv_bias = type == "qwen2" || j.value("attention_bias", false);
     s.rope_base = j.value("rope_theta", 10000.0f);
     s.norm_eps = j.value("rms_norm_eps", 1e-5f);
+    if (j.contains("max_position_embeddings")) s.n_ctx_train = need("max_position_embeddings");
     validate(s);
     return s;
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "../common/count_option.hpp"
 #include "../common/inputs.hpp"
 #include "engine.hpp"
 #include "vramplan/io/tokenizer.hpp"
@@ -32,17 +33,17 @@ int main(int argc, char** argv) {
     unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     app.add_option("-m,--model", model_path, "GGUF model (llama architecture)")->required();
     app.add_option("-p,--prompt", prompt, "prompt")->capture_default_str();
-    app.add_option("-n,--n-predict", n_predict, "tokens to generate")->capture_default_str();
-    app.add_option("--ctx", ctx, "context length (default: prompt + tokens to generate)");
-    app.add_option("--ubatch", ubatch, "prompt tokens per forward pass")->capture_default_str();
+    app.add_option("-n,--n-predict", n_predict, "tokens to generate")->check(cli::count)->capture_default_str();
+    app.add_option("--ctx", ctx, "context length (default: prompt + tokens to generate)")->check(cli::count);
+    app.add_option("--ubatch", ubatch, "prompt tokens per forward pass")->check(cli::count)->capture_default_str();
     app.add_option("--kv", kv, "KV cache format")->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}))->capture_default_str();
     app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
     app.add_option("--device-budget", budget, "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed");
     app.add_option("--temp", temperature, "sampling temperature (0: greedy)")->capture_default_str();
-    app.add_option("--top-k", top_k, "sample among the k most likely tokens")->capture_default_str();
+    app.add_option("--top-k", top_k, "sample among the k most likely tokens")->check(cli::count)->capture_default_str();
     app.add_option("--top-p", top_p, "sample within this probability mass")->capture_default_str();
-    app.add_option("--seed", seed, "random seed for sampling")->capture_default_str();
-    app.add_option("-t,--threads", threads, "CPU threads")->capture_default_str();
+    app.add_option("--seed", seed, "random seed for sampling")->check(cli::count)->capture_default_str();
+    app.add_option("-t,--threads", threads, "CPU threads")->check(cli::count)->capture_default_str();
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
         if (ctx == 0) ctx = ids.size() + n_predict;
         if (ids.size() + n_predict > ctx) throw error("the prompt (" + std::to_string(ids.size()) + " tokens) and " + std::to_string(n_predict) +
                                                       " new tokens exceed --ctx " + std::to_string(ctx));
+        if (const std::string w = cli::trained_context_warning(m, ctx); !w.empty()) fmt::print(stderr, "{}\n", w);
         const bool cuda = device == "cuda";
         m.activations = format{format_id::f32};
         target_desc target{cuda ? "cuda" : "cpu", 0, 0};

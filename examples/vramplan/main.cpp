@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "../common/count_option.hpp"
 #include "../common/inputs.hpp"
 #include "emit_header.hpp"
 #include "report.hpp"
@@ -25,9 +26,9 @@ struct plan_args {
 void add_plan_options(CLI::App* c, plan_args& a) {
     c->add_option("-m,--model", a.model, "preset name, .gguf file (header only) or Hugging Face config.json")->required();
     c->add_option("-g,--gpu", a.gpu, "GPU name (see `vramplan gpus`) or a size such as 12GiB")->required();
-    c->add_option("--ctx", a.ctx, "context length per sequence")->capture_default_str();
-    c->add_option("--batch", a.batch, "sequences decoded together")->capture_default_str();
-    c->add_option("--ubatch", a.ubatch, "tokens per forward pass (prefill micro-batch)")->capture_default_str();
+    c->add_option("--ctx", a.ctx, "context length per sequence")->check(cli::count)->capture_default_str();
+    c->add_option("--batch", a.batch, "sequences decoded together")->check(cli::count)->capture_default_str();
+    c->add_option("--ubatch", a.ubatch, "tokens per forward pass (prefill micro-batch)")->check(cli::count)->capture_default_str();
     c->add_option("--weights", a.weights, "weight format for every matrix (f16, q8_0, q4_0, q4_k, ...)");
     c->add_option("--kv", a.kv, "KV cache format (f16, bf16, q8_0, q4_0, fp8, f32)");
     c->add_option("--attention", a.attention, "fused or naive attention kernel")->check(CLI::IsMember({"fused", "naive"}))->capture_default_str();
@@ -101,6 +102,8 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
         }
         std::cout << j.dump(2) << "\n";
     } else if (one_line) {
+        // stdout stays one line for scripts; the warning goes to stderr.
+        if (const std::string w = cli::trained_context_warning(in.model.desc, in.lim.context); !w.empty()) fmt::print(stderr, "{}\n", w);
         if (a.gpus > 1) {
             std::uint64_t worst = 0;
             for (const auto& d : pipeline) worst = std::max(worst, d.needed());
@@ -116,6 +119,7 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
     } else if (advise_only) {
         fmt::print("{} on {}: needs {} of {} ({})\n\n", in.model.name, in.gpu.name, cli::human(s.p.needed()), cli::human(in.gpu.capacity),
                    fits ? "fits" : fmt::format("short by {}", cli::human(s.p.shortfall())));
+        if (const std::string w = cli::trained_context_warning(in.model.desc, in.lim.context); !w.empty()) fmt::print("{}\n\n", w);
         cli::print_advice_table(s);
     } else {
         cli::print_plan(s);
@@ -203,13 +207,13 @@ int main(int argc, char** argv) {
     auto* train_cmd = app.add_subcommand("train", "training footprint, largest micro-batch and gradient accumulation");
     train_cmd->add_option("-m,--model", ta.model, "preset, .gguf or config.json")->required();
     train_cmd->add_option("-g,--gpu", ta.gpu, "GPU name or size")->required();
-    train_cmd->add_option("--seq", ta.seq, "tokens per sequence")->capture_default_str();
-    train_cmd->add_option("--global-batch", ta.global_batch, "sequences per optimizer step")->capture_default_str();
+    train_cmd->add_option("--seq", ta.seq, "tokens per sequence")->check(cli::count)->capture_default_str();
+    train_cmd->add_option("--global-batch", ta.global_batch, "sequences per optimizer step")->check(cli::count)->capture_default_str();
     train_cmd->add_option("--optimizer", ta.optimizer, "adamw, adamw8bit, sgd or sgd-momentum")
         ->check(CLI::IsMember({"adamw", "adamw8bit", "sgd", "sgd-momentum"}))
         ->capture_default_str();
-    train_cmd->add_option("--lora", ta.lora, "LoRA rank (frozen 16-bit base)");
-    train_cmd->add_option("--qlora", ta.qlora, "QLoRA rank (frozen 4-bit base)");
+    train_cmd->add_option("--lora", ta.lora, "LoRA rank (frozen 16-bit base)")->check(cli::count);
+    train_cmd->add_option("--qlora", ta.qlora, "QLoRA rank (frozen 4-bit base)")->check(cli::count);
     train_cmd->add_flag("--checkpointing", ta.checkpointing, "activation checkpointing");
     train_cmd->add_flag("--fp32", ta.fp32, "fp32 training instead of mixed precision");
     train_cmd->add_option("--reserve", ta.reserve, "override the GPU's runtime reserve");
@@ -234,10 +238,11 @@ int main(int argc, char** argv) {
         if (*advise_cmd) return run_plan(aa, false, true);
         if (*train_cmd) return run_train(ta);
         if (*models_cmd) {
-            fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7}  aliases\n", "model", "parameters", "layers", "heads", "kv", "head_dim", "vocab");
+            fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7} {:>8}  aliases\n", "model", "parameters", "layers", "heads", "kv", "head_dim", "vocab",
+                       "context");
             for (const auto& e : presets::catalog)
-                fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7}  {}\n", e.name, with_separators(e.published_params), e.shape.n_layer, e.shape.n_head,
-                           e.shape.n_head_kv, e.shape.head_dim, e.shape.n_vocab, e.aliases);
+                fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7} {:>8}  {}\n", e.name, with_separators(e.published_params), e.shape.n_layer,
+                           e.shape.n_head, e.shape.n_head_kv, e.shape.head_dim, e.shape.n_vocab, e.shape.n_ctx_train, e.aliases);
             return 0;
         }
         if (*gpus_cmd) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/inputs.hpp"
 #include "vramplan/format/bytes.hpp"
 #include "vramplan/plan/advice.hpp"
 #include "vramplan/plan/buffers.hpp"
@@ -76,8 +77,12 @@ inline void print_plan(const plan_summary& s) {
                sh.n_head_kv, sh.head_dim);
     fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity), human(p.target.reserve),
                human(p.target.budget()));
-    fmt::print("limits  context {}, batch {}, micro-batch {}, {} attention, KV {}\n\n", p.lim.context, p.lim.batch, p.lim.ubatch,
+    const std::uint64_t per_pass = p.lim.tokens_per_pass();
+    fmt::print("limits  context {}, batch {}, micro-batch {}{}, {} attention, KV {}\n", p.lim.context, p.lim.batch, per_pass,
+               per_pass < p.lim.ubatch ? fmt::format(" (--ubatch {} capped at context x batch)", p.lim.ubatch) : std::string(),
                p.lim.attention == attention_kernel::fused ? "fused" : "naive", name(p.model.kv));
+    if (const std::string w = trained_context_warning(p.model, p.lim.context); !w.empty()) fmt::print("{}\n", w);
+    fmt::print("\n");
     auto all = buffers(p);
     std::stable_sort(all.begin(), all.end(), [](const buffer_info& a, const buffer_info& b) { return a.offset < b.offset; });
     for (tier t : {tier::gpu, tier::host}) {
@@ -137,7 +142,8 @@ inline void print_plan(const plan_summary& s) {
     fmt::print("needed  {} ({} B, reserve included) of {}\n", human(p.needed()), with_separators(p.needed()), human(p.target.capacity));
     if (p.fits()) fmt::print("verdict FITS, {} to spare\n", human(p.target.capacity - p.needed()));
     else fmt::print("verdict DOES NOT FIT: short by {} ({} B)\n", human(p.shortfall()), with_separators(p.shortfall()));
-    fmt::print("largest context that fits with every layer on the GPU: {}\n", s.max_ctx ? fmt::format("{} tokens", s.max_ctx) : std::string("none"));
+    fmt::print("largest context that fits with every layer on the GPU: {}{}\n", s.max_ctx ? fmt::format("{} tokens", s.max_ctx) : std::string("none"),
+               sh.beyond_trained_context(s.max_ctx) ? fmt::format(" (the model was trained for {})", sh.n_ctx_train) : std::string());
     if (s.auto_layers == no_layers_fit) fmt::print("automatic GPU layers: none (the head, KV cache and activations alone do not fit)\n");
     else fmt::print("automatic GPU layers: {} of {}\n", s.auto_layers, sh.n_layer);
     if (s.decode.seconds() > 0)
@@ -178,6 +184,8 @@ inline nlohmann::json plan_json(const plan_summary& s) {
     j["gpu_layers"] = p.gpu_layers;
     j["auto_gpu_layers"] = s.auto_layers == no_layers_fit ? nlohmann::json(nullptr) : nlohmann::json(s.auto_layers);
     j["max_context"] = s.max_ctx;
+    j["trained_context"] = p.model.shape.n_ctx_train ? nlohmann::json(p.model.shape.n_ctx_train) : nlohmann::json(nullptr);
+    j["beyond_trained_context"] = p.model.shape.beyond_trained_context(p.lim.context);
     j["limits"] = {{"context", p.lim.context}, {"batch", p.lim.batch}, {"ubatch", p.lim.ubatch},
                    {"attention", p.lim.attention == attention_kernel::fused ? "fused" : "naive"}};
     j["decode"] = {{"tokens_per_second", s.decode.tokens_per_second()},

@@ -28,6 +28,7 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
         g.fail("partial rotary embeddings (rope.dimension_count != head dimension) are not supported");
     s.rope_base = static_cast<float>(g.get_float(p + "rope.freq_base", 10000.0));
     s.norm_eps = static_cast<float>(g.get_float(p + "attention.layer_norm_rms_epsilon", 1e-5));
+    s.n_ctx_train = g.get_uint(p + "context_length", 0);
     const gguf_tensor_info* embd = g.find_tensor("token_embd.weight");
     if (!embd) g.fail("missing tensor 'token_embd.weight'");
     if (embd->dims.size() != 2) g.fail("token_embd.weight must have 2 dimensions");

@@ -30,11 +30,17 @@ struct decoder_shape {
     bool tied_output = false;  // the output head reuses token_embd
     float rope_base = 10000.0f;
     float norm_eps = 1e-5f;
+    // The longest context the model was trained for (GGUF {arch}.context_length, config.json
+    // max_position_embeddings); 0 when unknown. It costs no memory: the planner sizes what is
+    // asked, and a caller warns when that is more than the model can use.
+    std::uint64_t n_ctx_train = 0;
 
     friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
 
     constexpr std::uint64_t q_dim() const { return checked_mul(n_head, head_dim); }
     constexpr std::uint64_t kv_dim() const { return checked_mul(n_head_kv, head_dim); }
+    // Positions past n_ctx_train were never seen in training: without RoPE scaling, output degrades.
+    constexpr bool beyond_trained_context(std::uint64_t context) const { return n_ctx_train != 0 && context > n_ctx_train; }
 };
 
 // One layer's formats, role by role. Layers with equal formats share one block_formats entry.

@@ -20,19 +20,22 @@ struct preset_entry {
     std::uint64_t published_params;  // from the model card / checkpoint, for tests and reports
 };
 
-// shape fields: vocab, embd, layers, heads, kv heads, head_dim, ffn, qkv bias, tied, rope base, eps
-inline constexpr preset_entry llama2_7b_entry{"Llama-2-7B", "llama2-7b llama-2-7b", {32000, 4096, 32, 32, 32, 128, 11008, false, false, 10000.0f, 1e-5f}, 6738415616};
-inline constexpr preset_entry llama2_13b_entry{"Llama-2-13B", "llama2-13b", {32000, 5120, 40, 40, 40, 128, 13824, false, false, 10000.0f, 1e-5f}, 13015864320};
-inline constexpr preset_entry llama3_8b_entry{"Llama-3-8B", "llama3-8b llama-3.1-8b llama3.1-8b", {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f}, 8030261248};
-inline constexpr preset_entry llama31_70b_entry{"Llama-3.1-70B", "llama3.1-70b llama-3-70b llama3-70b 70b", {128256, 8192, 80, 64, 8, 128, 28672, false, false, 500000.0f, 1e-5f}, 70553706496};
-inline constexpr preset_entry mistral_7b_entry{"Mistral-7B-v0.3", "mistral-7b mistral", {32768, 4096, 32, 32, 8, 128, 14336, false, false, 1000000.0f, 1e-5f}, 7248023552};
-inline constexpr preset_entry qwen25_7b_entry{"Qwen2.5-7B", "qwen2.5-7b qwen-2.5-7b", {152064, 3584, 28, 28, 4, 128, 18944, true, false, 1000000.0f, 1e-6f}, 7615616512};
-inline constexpr preset_entry tinyllama_entry{"TinyLlama-1.1B", "tinyllama tinyllama-1.1b", {32000, 2048, 22, 32, 4, 64, 5632, false, false, 10000.0f, 1e-5f}, 1100048384};
-inline constexpr preset_entry phi3_mini_entry{"Phi-3-mini", "phi3-mini phi-3-mini-4k", {32064, 3072, 32, 32, 32, 96, 8192, false, false, 10000.0f, 1e-5f}, 3821079552};
-inline constexpr preset_entry stories260k_entry{"stories260K", "stories stories-260k", {512, 64, 5, 8, 4, 8, 172, false, false, 10000.0f, 1e-5f}, 292800};
+// shape fields: vocab, embd, layers, heads, kv heads, head_dim, ffn, qkv bias, tied, rope base, eps,
+// trained context (config.json max_position_embeddings). Llama-3 and Llama-3.1 share a shape but
+// not a context (8192 and 131072 tokens), so each is its own entry.
+inline constexpr preset_entry llama2_7b_entry{"Llama-2-7B", "llama2-7b llama-2-7b", {32000, 4096, 32, 32, 32, 128, 11008, false, false, 10000.0f, 1e-5f, 4096}, 6738415616};
+inline constexpr preset_entry llama2_13b_entry{"Llama-2-13B", "llama2-13b", {32000, 5120, 40, 40, 40, 128, 13824, false, false, 10000.0f, 1e-5f, 4096}, 13015864320};
+inline constexpr preset_entry llama3_8b_entry{"Llama-3-8B", "llama3-8b", {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f, 8192}, 8030261248};
+inline constexpr preset_entry llama31_8b_entry{"Llama-3.1-8B", "llama3.1-8b", {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f, 131072}, 8030261248};
+inline constexpr preset_entry llama31_70b_entry{"Llama-3.1-70B", "llama3.1-70b 70b", {128256, 8192, 80, 64, 8, 128, 28672, false, false, 500000.0f, 1e-5f, 131072}, 70553706496};
+inline constexpr preset_entry mistral_7b_entry{"Mistral-7B-v0.3", "mistral-7b mistral", {32768, 4096, 32, 32, 8, 128, 14336, false, false, 1000000.0f, 1e-5f, 32768}, 7248023552};
+inline constexpr preset_entry qwen25_7b_entry{"Qwen2.5-7B", "qwen2.5-7b qwen-2.5-7b", {152064, 3584, 28, 28, 4, 128, 18944, true, false, 1000000.0f, 1e-6f, 131072}, 7615616512};
+inline constexpr preset_entry tinyllama_entry{"TinyLlama-1.1B", "tinyllama tinyllama-1.1b", {32000, 2048, 22, 32, 4, 64, 5632, false, false, 10000.0f, 1e-5f, 2048}, 1100048384};
+inline constexpr preset_entry phi3_mini_entry{"Phi-3-mini", "phi3-mini phi-3-mini-4k", {32064, 3072, 32, 32, 32, 96, 8192, false, false, 10000.0f, 1e-5f, 4096}, 3821079552};
+inline constexpr preset_entry stories260k_entry{"stories260K", "stories stories-260k", {512, 64, 5, 8, 4, 8, 172, false, false, 10000.0f, 1e-5f, 2048}, 292800};
 
-inline constexpr std::array<preset_entry, 9> catalog{
-    llama2_7b_entry, llama2_13b_entry, llama3_8b_entry, llama31_70b_entry, mistral_7b_entry,
+inline constexpr std::array<preset_entry, 10> catalog{
+    llama2_7b_entry, llama2_13b_entry, llama3_8b_entry, llama31_8b_entry, llama31_70b_entry, mistral_7b_entry,
     qwen25_7b_entry, tinyllama_entry, phi3_mini_entry, stories260k_entry,
 };
 
@@ -55,6 +58,7 @@ struct decoder_preset
     static constexpr model_desc describe() {
         model_desc m = base::describe(E.name);
         m.shape.norm_eps = E.shape.norm_eps;
+        m.shape.n_ctx_train = E.shape.n_ctx_train;
         return m;
     }
 };
@@ -65,6 +69,8 @@ template <storage_format W = f16, storage_format Kv = f16, class Output = W, sto
 using llama2_13b = decoder_preset<llama2_13b_entry, W, Kv, Output, Embed, Act>;
 template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
 using llama3_8b = decoder_preset<llama3_8b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+using llama31_8b = decoder_preset<llama31_8b_entry, W, Kv, Output, Embed, Act>;
 template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
 using llama31_70b = decoder_preset<llama31_70b_entry, W, Kv, Output, Embed, Act>;
 template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
