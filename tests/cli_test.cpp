@@ -1,4 +1,4 @@
-// The vramplan command, run as a user runs it. Expected numbers are derived by hand in
+// The vramplan command and generate, run as a user runs them. Expected numbers are derived by hand in
 // plan_test.cpp and model_test.cpp (and repeated in comments here).
 #include <doctest/doctest.h>
 
@@ -18,8 +18,8 @@ struct result {
     std::string out;
 };
 
-result run(const std::string& args) {
-    const std::string cmd = std::string(VRAMPLAN_CLI) + " " + args + " 2>&1";
+result run_program(const std::string& program, const std::string& args) {
+    const std::string cmd = program + " " + args + " 2>&1";
     result r;
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
@@ -29,6 +29,8 @@ result run(const std::string& args) {
     r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
 }
+
+result run(const std::string& args) { return run_program(VRAMPLAN_CLI, args); }
 
 nlohmann::json run_json(const std::string& args, int expected_rc) {
     const auto r = run(args + " --json");
@@ -234,4 +236,33 @@ TEST_CASE("emit-header: the generated type compiles and its static_assert holds 
     CHECK(too_small.out.find("model_does_not_fit") != std::string::npos);
     std::filesystem::remove(gguf);
     std::filesystem::remove(header);
+}
+
+TEST_CASE("generate: stories260K prints llama.cpp's greedy text, resident and streamed, and bad options are one clear line") {
+    const std::string model = std::string(VRAMPLAN_SHARED_DIR) + "/models/stories260K.gguf";
+    for (const char* args : {"-n 0 -t 0", "-n -5", "--top-p 1.5", "--temp -1", "--kv q5_0"}) {
+        CAPTURE(args);
+        const auto r = run_program(VRAMPLAN_GENERATE, "-m " + model + " " + args);
+        CHECK(r.rc == 2);
+        CHECK(lines(r.out) <= 2);  // the error and CLI11's "Run with --help"
+    }
+    if (!std::filesystem::exists(model)) {
+        MESSAGE("../shared/models absent: the runs are skipped");
+        return;
+    }
+    // llama.cpp's greedy continuation of 32 tokens (../shared/models/README.md).
+    const std::string reference = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw";
+    for (const char* budget : {"", " --device-budget 600KiB"}) {
+        CAPTURE(budget);
+        const auto r = run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 32 -t 2" + std::string(budget));
+        CAPTURE(r.out);
+        CHECK(r.rc == 0);
+        CHECK(r.out.rfind(reference, 0) == 0);
+        CHECK(r.out.find("warning") == std::string::npos);
+    }
+    CHECK(run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 32 --device-budget 600KiB").out.find("0 of 5 layers resident") != std::string::npos);
+    // Beyond llama.context_length (2048): it runs, and says so.
+    const auto beyond = run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 4 --ctx 3000");
+    CHECK(beyond.rc == 0);
+    CHECK(beyond.out.find("warning: context 3,000 exceeds the 2,048 tokens") != std::string::npos);
 }

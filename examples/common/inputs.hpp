@@ -146,7 +146,9 @@ inline target_desc load_gpu(const std::string& spec, const std::string& reserve)
         throw error("unknown GPU '" + spec + "'; known GPUs: " + targets::known_names() + " (or a size such as 12GiB)");
     }
     if (!reserve.empty()) t.reserve = parse_size(reserve);
-    if (t.reserve >= t.capacity) throw error("the reserve (" + std::to_string(t.reserve) + " bytes) leaves nothing of the GPU's memory");
+    if (t.reserve >= t.capacity)
+        throw error("the reserve (" + to_string(bytes{t.reserve}) + ") leaves nothing of the GPU's " + to_string(bytes{t.capacity}) +
+                    "; give a larger GPU size or a smaller --reserve");
     return t;
 }
 

@@ -39,11 +39,11 @@ int main(int argc, char** argv) {
     app.add_option("--kv", kv, "KV cache format")->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}))->capture_default_str();
     app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
     app.add_option("--device-budget", budget, "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed");
-    app.add_option("--temp", temperature, "sampling temperature (0: greedy)")->capture_default_str();
+    app.add_option("--temp", temperature, "sampling temperature (0: greedy)")->check(CLI::Range(0.0f, 10.0f))->capture_default_str();
     app.add_option("--top-k", top_k, "sample among the k most likely tokens")->check(cli::count)->capture_default_str();
-    app.add_option("--top-p", top_p, "sample within this probability mass")->capture_default_str();
+    app.add_option("--top-p", top_p, "sample within this probability mass")->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
     app.add_option("--seed", seed, "random seed for sampling")->check(cli::count)->capture_default_str();
-    app.add_option("-t,--threads", threads, "CPU threads")->check(cli::count)->capture_default_str();
+    app.add_option("-t,--threads", threads, "CPU threads")->check(cli::count)->check(CLI::Range(1u, 1024u))->capture_default_str();
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

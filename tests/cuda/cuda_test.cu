@@ -110,6 +110,17 @@ void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) 
 
 }  // namespace
 
+TEST_CASE("a CUDA backend on a device that is not there is a clear error") {
+    int n = 0;
+    const bool any = cudaGetDeviceCount(&n) == cudaSuccess;
+    cudaGetLastError();
+    // Without a driver (CI) device 0 is missing; with one, device n is.
+    const int missing = any ? n : 0;
+    const std::string expected = "CUDA device " + std::to_string(missing) + " is not usable";
+    CHECK_THROWS_WITH_AS(runtime::cuda_backend{missing}, doctest::Contains(expected.c_str()), error);
+    CHECK_THROWS_WITH_AS(runtime::cuda_backend{-1}, doctest::Contains("or run on the CPU backend"), error);
+}
+
 TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
     if (!have_gpu()) return;
     check_matmul<kernel_format::f32>(37, 172, 3);

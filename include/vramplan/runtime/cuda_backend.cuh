@@ -18,6 +18,16 @@ public:
     static constexpr bool device_is_host_memory = false;
 
     explicit cuda_backend(int device = 0) : device_(device) {
+        // Without a driver or a visible GPU, cudaSetDevice's own error names neither the device nor
+        // the way out.
+        int count = 0;
+        const cudaError_t found = cudaGetDeviceCount(&count);
+        if (found != cudaSuccess || device < 0 || device >= count) {
+            cudaGetLastError();
+            throw error("CUDA device " + std::to_string(device) + " is not usable: " +
+                        (found != cudaSuccess ? std::string(cudaGetErrorString(found)) : std::to_string(count) + " CUDA device(s) visible") +
+                        "; check the NVIDIA driver and CUDA_VISIBLE_DEVICES, or run on the CPU backend");
+        }
         gpu::check(cudaSetDevice(device), "cudaSetDevice");
         gpu::check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate(compute)");
         gpu::check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate(copy)");
