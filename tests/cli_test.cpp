@@ -79,14 +79,16 @@ TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090: check fails and advise and auto o
     CHECK(j["auto_gpu_layers"] == 43);
     CHECK(j["tiers"]["host"]["used_bytes"] == 37 * 481'361'920ull + 591'003'648ull);
     // Two RTX 4090s in a pipeline: 40 layers each (the embedding on the first, the head on the
-    // last), each with its own KV, activations (150,996,992) and 512 MiB reserve: it fits.
+    // last), each with its own KV, activations (150,996,992), rope_freqs.weight (256: every layer
+    // rotates with it) and 512 MiB reserve: it fits.
     const auto p = run_json("plan -m llama3.1-70b -g 4090 --weights q4_0 --ctx 8192 --gpus 2", 0);
     CHECK(p["devices"].size() == 2);
     CHECK(p["devices"][0]["n_layers"] == 40);
-    CHECK(p["devices"][0]["weights_bytes"] == 40 * 481'361'920ull + 591'003'648ull);
+    CHECK(p["devices"][0]["weights_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 256);
     CHECK(p["devices"][1]["kv_bytes"] == 40 * 2 * 8192 * 2048ull);
-    CHECK(p["devices"][0]["needed_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
-    CHECK(p["devices"][1]["needed_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 32'768 + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
+    CHECK(p["devices"][0]["needed_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 256 + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
+    CHECK(p["devices"][1]["needed_bytes"] ==
+          40 * 481'361'920ull + 591'003'648ull + 32'768 + 256 + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
     CHECK(run("check -m llama3.1-70b -g 4090 --weights q4_0 --ctx 65536 --gpus 2").rc == 1);
 }
 
@@ -94,9 +96,9 @@ TEST_CASE("tensor parallelism: each of 4 GPUs holds a quarter of every layer and
     const auto j = run_json("plan -m llama3.1-70b -g h100 --tp 4 --weights f16 --ctx 8192", 0);
     CHECK(j["tensor_parallel"] == 4);
     // Per layer: (8192x2048 q + 2 x 8192x256 k,v + 2048x8192 o + 3 x 8192x7168 ffn) x 2 B + 2 norms x 32,768 B;
-    // embedding and head: 32,064 x 8192 x 2 B each; output norm 32,768 B.
+    // embedding and head: 32,064 x 8192 x 2 B each; output norm 32,768 B; rope_freqs 256 B (64 f32).
     const std::uint64_t layer = (2 * 8192ull * 2048 + 2 * 8192ull * 256 + 3 * 8192ull * 7168) * 2 + 2 * 32'768;
-    CHECK(j["weights_bytes"] == 80 * layer + 2 * 32'064ull * 8192 * 2 + 32'768);
+    CHECK(j["weights_bytes"] == 80 * layer + 2 * 32'064ull * 8192 * 2 + 32'768 + 256);
     CHECK(j["kv_bytes"] == 80 * 2 * 8192ull * 256 * 2);  // 2 of the 8 KV heads
     CHECK(run("check -m llama3.1-70b -g h100 --tp 3").out.find("tensor parallelism needs a factor") != std::string::npos);
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "test_model.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/gguf_reader.hpp"
 #include "vramplan/io/gguf_writer.hpp"
@@ -163,6 +164,21 @@ TEST_CASE("the writer's files read back exactly") {
     CHECK(back == q);
     CHECK_THROWS_WITH_AS(g.get_uint("missing"), doctest::Contains("missing metadata key 'missing'"), gguf_error);
     CHECK_THROWS_WITH_AS(gguf_file::open("/nonexistent/x.gguf"), doctest::Contains("cannot open"), gguf_error);
+    std::filesystem::remove(path);
+}
+
+TEST_CASE("a tensor the llama description does not cover is an error, not bytes missing from the plan") {
+    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_stray.gguf").string();
+    test_model::spec s;
+    s.stray_tensor = "blk.0.ffn_gate_inp.weight";  // a mixture-of-experts router
+    test_model::write(path, s);
+    CHECK_THROWS_WITH_AS(describe(gguf_file::open(path)), doctest::Contains("tensor 'blk.0.ffn_gate_inp.weight' is not part of the llama model"), gguf_error);
+    s.stray_tensor.clear();
+    test_model::write(path, s);
+    const gguf_file clean = gguf_file::open(path);
+    std::uint64_t bytes = 0;
+    for (const auto& t : clean.tensors()) bytes += t.bytes;
+    CHECK(weight_bytes(describe(clean)) == bytes);
     std::filesystem::remove(path);
 }
 

@@ -528,19 +528,23 @@ TEST_CASE("RMSNorm and RoPE and SwiGLU and residual add and softmax and argmax a
         const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
         for (std::size_t i = 0; i < n; ++i) CHECK(y[r * n + i] == doctest::Approx(x[r * n + i] * scale * w[i]).epsilon(1e-5));
     }
-    // RoPE: pair i of a head at position p turns by p * base^(-2i/d).
-    auto q = random_values(2 * 3 * 8, 3);
-    const auto q0 = q;
-    const std::int32_t pos[2] = {0, 37};
-    cpu::rope(q.data(), 2, 3, 8, pos, 10000.0f);
-    for (int t = 0; t < 2; ++t)
-        for (int h = 0; h < 3; ++h)
-            for (int i = 0; i < 4; ++i) {
-                const double theta = pos[t] * std::pow(10000.0, -2.0 * i / 8);
-                const std::size_t at = (t * 3 + h) * 8 + 2 * i;
-                CHECK(q[at] == doctest::Approx(q0[at] * std::cos(theta) - q0[at + 1] * std::sin(theta)).epsilon(1e-4));
-                CHECK(q[at + 1] == doctest::Approx(q0[at] * std::sin(theta) + q0[at + 1] * std::cos(theta)).epsilon(1e-4));
-            }
+    // RoPE: pair i of a head at position p turns by p * base^(-2i/d), divided by divisor i when the
+    // model has them (Llama 3.1: 1 for high frequencies, 8 for low, a blend between).
+    const float divisors[4] = {1.0f, 1.5f, 4.0f, 8.0f};
+    for (const float* div : {static_cast<const float*>(nullptr), divisors}) {
+        auto q = random_values(2 * 3 * 8, 3);
+        const auto q0 = q;
+        const std::int32_t pos[2] = {0, 37};
+        cpu::rope(q.data(), 2, 3, 8, pos, 10000.0f, div);
+        for (int t = 0; t < 2; ++t)
+            for (int h = 0; h < 3; ++h)
+                for (int i = 0; i < 4; ++i) {
+                    const double theta = pos[t] * std::pow(10000.0, -2.0 * i / 8) / (div ? div[i] : 1.0);
+                    const std::size_t at = (t * 3 + h) * 8 + 2 * i;
+                    CHECK(q[at] == doctest::Approx(q0[at] * std::cos(theta) - q0[at + 1] * std::sin(theta)).epsilon(1e-4));
+                    CHECK(q[at + 1] == doctest::Approx(q0[at] * std::sin(theta) + q0[at + 1] * std::cos(theta)).epsilon(1e-4));
+                }
+    }
     auto g = random_values(n, 4);
     const auto g0 = g, u = random_values(n, 5);
     cpu::swiglu(g.data(), u.data(), n);

@@ -16,6 +16,9 @@ static_assert(tinyllama_1b<>::params() == 1'100'048'384);
 static_assert(phi3_mini<>::params() == 3'821'079'552);
 static_assert(stories260k<>::params() == 292'800);
 static_assert(llama31_8b<>::params() == 8'030'261'248);  // Llama-3's shape, Llama-3.1's context
+// ... and Llama-3.1's rope_freqs.weight: 64 f32 divisors, weights but not parameters.
+static_assert(llama31_8b<vp::q4_0>::weight_bytes() == llama3_8b<vp::q4_0>::weight_bytes() + 64 * 4);
+static_assert(vp::weight_bytes(llama31_8b<vp::q4_0>::describe()) == vp::weight_bytes(llama3_8b<vp::q4_0>::describe()) + 64 * 4);
 // Trained contexts: each checkpoint's config.json max_position_embeddings.
 static_assert(llama2_7b<>::describe().shape.n_ctx_train == 4096);
 static_assert(llama3_8b<>::describe().shape.n_ctx_train == 8192);

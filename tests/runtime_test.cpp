@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/tokenizer.hpp"
 #include "vramplan/model/presets.hpp"
+#include "vramplan/plan/buffers.hpp"
 #include "vramplan/plan/fits.hpp"
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
@@ -89,6 +91,53 @@ TEST_CASE("the forward pass matches a naive double-precision Llama for F32 and F
         CHECK(worst <= 1e-4 * (1 + scale));
         std::filesystem::remove(path);
     }
+}
+
+TEST_CASE("Llama 3.1's RoPE frequency divisors (rope_freqs.weight) are planned, loaded and applied, resident and streamed") {
+    test_model::spec s;
+    s.rope_freqs = true;
+    s.layers = 4;
+    const std::string path = temp_file("vramplan_rope_freqs.gguf");
+    const auto weights = test_model::write(path, s, 13);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "test");
+    CHECK(m.shape.rope_freqs);
+    std::uint64_t file_bytes = 0;
+    for (const auto& t : file.tensors()) file_bytes += t.bytes;
+    CHECK(weight_bytes(m) == file_bytes);  // the 16 divisors (64 bytes) included
+    model_desc m32 = m;
+    m32.kv = format{format_id::f32};  // as run() plans it
+    const plan p = plan_inference(m32, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8, .all_logits = true});
+    const auto all = buffers(p);
+    const auto it = std::find_if(all.begin(), all.end(), [](const buffer_info& b) { return b.name == "rope_freqs.weight"; });
+    REQUIRE(it != all.end());
+    CHECK(it->bytes == 16 * 4);
+    CHECK(it->where == tier::gpu);
+
+    const std::vector<std::int32_t> tokens{2, 19, 33, 7, 50, 11, 3, 28, 45};
+    const auto ref = test_model::reference_logits(weights, tokens);
+    auto without = weights;
+    without.rope_divisors.clear();
+    const auto ref_plain = test_model::reference_logits(without, tokens);
+    const auto got = run(path, tokens, 5, 1ull << 30, format{format_id::f32});
+    double worst = 0, scale = 0, effect = 0;
+    for (std::size_t t = 0; t < tokens.size(); ++t)
+        for (std::size_t v = 0; v < s.vocab; ++v) {
+            worst = std::max(worst, std::fabs(got.logits[t][v] - ref[t][v]));
+            scale = std::max(scale, std::fabs(ref[t][v]));
+            effect = std::max(effect, std::fabs(ref_plain[t][v] - ref[t][v]));
+        }
+    CHECK(worst <= 1e-4 * (1 + scale));
+    CHECK(effect > 100 * 1e-4 * (1 + scale));  // ignoring the divisors would fail the check above
+    // Every layer streamed: the divisors stay in the GPU tier and give the same logits bit for bit.
+    std::uint64_t budget = 0;
+    needed_by_gpu_layers(p, [&](std::uint64_t g, std::uint64_t need) {
+        if (g == 0) budget = need;
+    });
+    const auto streamed = run(path, tokens, 5, budget, format{format_id::f32});
+    CHECK(streamed.gpu_layers == 0);
+    CHECK(streamed.logits == got.logits);
+    std::filesystem::remove(path);
 }
 
 TEST_CASE("a quantized KV cache stays close to the f32 one") {

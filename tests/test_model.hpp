@@ -19,12 +19,14 @@ struct spec {
     std::uint64_t vocab = 64, embd = 128, layers = 3, heads = 4, kv_heads = 2, head_dim = 32, ff = 96;
     format weights{format_id::f32};
     std::uint64_t context_length = 0;  // written as llama.context_length when not 0
+    bool rope_freqs = false;           // Llama 3.1's rope_freqs.weight: divisors 1 to 8 across the pairs
+    std::string stray_tensor;          // when not empty, a 4-value f32 tensor of that name no llama model has
 };
 
 // Weights as the file stores them, dequantized, in double.
 struct weights {
     spec s;
-    std::vector<double> embd, out_norm, out;
+    std::vector<double> embd, out_norm, out, rope_divisors;  // rope_divisors empty: none
     struct layer {
         std::vector<double> attn_norm, q, k, v, o, ffn_norm, gate, up, down;
     };
@@ -91,6 +93,16 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
     add("token_embd.weight", s.vocab, s.embd, s.weights, 1.0f, out.embd);
     add("output_norm.weight", 1, s.embd, f32, 1.0f, out.out_norm);
     add("output.weight", s.vocab, s.embd, s.weights, 0.2f, out.out);
+    if (!s.stray_tensor.empty()) {
+        const float four[4] = {1, 2, 3, 4};
+        w.add_tensor(s.stray_tensor, {4}, f32, four, sizeof four);
+    }
+    if (s.rope_freqs) {
+        std::vector<float> div(s.head_dim / 2);
+        for (std::size_t i = 0; i < div.size(); ++i) div[i] = 1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(div.size() - 1);
+        out.rope_divisors.assign(div.begin(), div.end());
+        w.add_tensor("rope_freqs.weight", {div.size()}, f32, div.data(), div.size() * 4);
+    }
     out.blk.resize(s.layers);
     for (std::uint64_t l = 0; l < s.layers; ++l) {
         auto& b = out.blk[l];
@@ -141,7 +153,8 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
     auto rope = [&](std::vector<double>& v, std::uint64_t heads, std::uint64_t pos) {
         for (std::uint64_t h = 0; h < heads; ++h)
             for (std::uint64_t i = 0; i < HD / 2; ++i) {
-                const double th = static_cast<double>(pos) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD));
+                const double th = static_cast<double>(pos) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
+                                  (w.rope_divisors.empty() ? 1.0 : w.rope_divisors[i]);
                 double& a = v[h * HD + 2 * i];
                 double& b = v[h * HD + 2 * i + 1];
                 const double x0 = a, x1 = b;

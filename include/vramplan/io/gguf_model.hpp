@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_set>
 
 #include "vramplan/io/gguf_reader.hpp"
 #include "vramplan/model/model_desc.hpp"
@@ -36,14 +37,17 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     const gguf_tensor_info* out = g.find_tensor("output.weight");
     s.tied_output = out == nullptr;
     s.qkv_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
+    s.rope_freqs = g.find_tensor("rope_freqs.weight") != nullptr;
     validate(s);
 
     model_desc m;
     m.shape = s;
     m.name = name;
+    std::unordered_set<std::string> described;
     auto expect = [&](const std::string& tensor, std::uint64_t rows, std::uint64_t cols) -> format {
         const gguf_tensor_info* t = g.find_tensor(tensor);
         if (!t) g.fail("missing tensor '" + tensor + "'");
+        described.insert(tensor);
         const bool vector = rows == 1;
         const bool ok = vector ? (t->dims.size() == 1 && t->dims[0] == cols) : (t->dims.size() == 2 && t->dims[0] == cols && t->dims[1] == rows);
         if (!ok) g.fail("tensor '" + tensor + "' has shape other than [" + std::to_string(cols) + (vector ? "" : ", " + std::to_string(rows)) + "]");
@@ -52,6 +56,7 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     m.token_embd = expect("token_embd.weight", s.n_vocab, s.n_embd);
     m.output = s.tied_output ? m.token_embd : expect("output.weight", s.n_vocab, s.n_embd);
     m.output_norm = expect("output_norm.weight", 1, s.n_embd);
+    if (s.rope_freqs && expect("rope_freqs.weight", 1, s.head_dim / 2) != format{format_id::f32}) g.fail("rope_freqs.weight must be F32");
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
         block_formats b;
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
@@ -62,6 +67,11 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
         }
         m.set_layer(l, b);
     }
+    // A tensor the description leaves out would be bytes the plan never reserves.
+    for (const auto& t : g.tensors())
+        if (!described.contains(t.name))
+            g.fail("tensor '" + t.name + "' is not part of the llama model vramplan describes (token_embd, output_norm, output, rope_freqs and " +
+                   "the blk.N attention and feed-forward tensors), so no plan would hold it");
     validate_formats(m);
     return m;
 }

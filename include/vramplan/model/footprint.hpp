@@ -45,10 +45,11 @@ constexpr std::uint64_t output_bytes(const model_desc& m) {
     return m.shape.tied_output ? 0 : tensor_bytes(m.output, m.shape.n_vocab, m.shape.n_embd);
 }
 constexpr std::uint64_t output_norm_bytes(const model_desc& m) { return tensor_bytes(m.output_norm, 1, m.shape.n_embd); }
+constexpr std::uint64_t rope_freqs_bytes(const model_desc& m) { return m.shape.rope_freqs ? checked_mul(m.shape.head_dim / 2, 4) : 0; }
 
 // Unpadded bytes of all weights: the size of the tensor data in a GGUF file of this model.
 constexpr std::uint64_t weight_bytes(const model_desc& m) {
-    std::uint64_t n = checked_add(checked_add(token_embd_bytes(m), output_bytes(m)), output_norm_bytes(m));
+    std::uint64_t n = checked_add(checked_add(token_embd_bytes(m), output_bytes(m)), checked_add(output_norm_bytes(m), rope_freqs_bytes(m)));
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) n = checked_add(n, block_weight_bytes(m, m.layer(l)));
     return n;
 }

@@ -112,8 +112,9 @@ struct decoder_block {
 
 struct tied {};  // output head shares the token embedding
 
+// RopeFreqs: the model carries Llama 3.1's rope_freqs.weight (head_dim / 2 f32 divisors).
 template <std::uint64_t Vocab, std::uint64_t NLayer, class Block, storage_format EmbedF, class OutputF = tied,
-          storage_format Kv = f16, storage_format Act = f32, storage_format Norm = f32>
+          storage_format Kv = f16, storage_format Act = f32, storage_format Norm = f32, bool RopeFreqs = false>
 struct decoder_transformer {
     using block_type = Block;
     using attn = typename Block::attention_type;
@@ -122,9 +123,14 @@ struct decoder_transformer {
     static constexpr auto tensors() {
         auto global = hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("token_embd.weight"), tensor_spec{EmbedF::value, Vocab, attn::n_embd}),
                                        hana::make_pair(BOOST_HANA_STRING("output_norm.weight"), tensor_spec{Norm::value, 1, attn::n_embd}));
-        if constexpr (is_tied) return global;
-        else return hana::append(global, hana::make_pair(BOOST_HANA_STRING("output.weight"), tensor_spec{OutputF::value, Vocab, attn::n_embd}));
+        auto with_head = [&] {
+            if constexpr (is_tied) return global;
+            else return hana::append(global, hana::make_pair(BOOST_HANA_STRING("output.weight"), tensor_spec{OutputF::value, Vocab, attn::n_embd}));
+        }();
+        if constexpr (RopeFreqs) return hana::append(with_head, hana::make_pair(BOOST_HANA_STRING("rope_freqs.weight"), rope_freqs_tensor()));
+        else return with_head;
     }
+    static constexpr tensor_spec rope_freqs_tensor() { return {f32::value, 1, attn::head_dim / 2}; }
 
     static constexpr decoder_shape shape() {
         decoder_shape s;
@@ -138,6 +144,7 @@ struct decoder_transformer {
         s.qkv_bias = attn::qkv_bias;
         s.tied_output = is_tied;
         s.rope_base = attn::rope_base;
+        s.rope_freqs = RopeFreqs;
         return s;
     }
 
@@ -171,8 +178,10 @@ struct decoder_transformer {
     }
 
     // Footprints straight from the type's tensor lists (the planner uses describe()).
+    // rope_freqs is a fixed buffer, not a parameter: published counts leave it out.
     static constexpr std::uint64_t params() {
-        return checked_add(total_elements(tensors()), checked_mul(NLayer, total_elements(Block::tensors())));
+        const std::uint64_t buffers = RopeFreqs ? rope_freqs_tensor().elements() : 0;
+        return checked_add(total_elements(tensors()) - buffers, checked_mul(NLayer, total_elements(Block::tensors())));
     }
     static constexpr std::uint64_t weight_bytes() {
         return checked_add(total_bytes(tensors()), checked_mul(NLayer, total_bytes(Block::tensors())));

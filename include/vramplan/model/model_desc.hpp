@@ -34,6 +34,9 @@ struct decoder_shape {
     // max_position_embeddings); 0 when unknown. It costs no memory: the planner sizes what is
     // asked, and a caller warns when that is more than the model can use.
     std::uint64_t n_ctx_train = 0;
+    // Llama 3.1's RoPE scaling: a global rope_freqs.weight tensor (head_dim / 2 f32 divisors of the
+    // rotation frequencies). Its bytes are weights; it is a fixed buffer, not a parameter.
+    bool rope_freqs = false;
 
     friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
 

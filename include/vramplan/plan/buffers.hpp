@@ -53,6 +53,7 @@ inline std::vector<buffer_info> buffers(const plan& p) {
     weight("token_embd.weight", p.token_embd_tier, p.token_embd_offset, p.model.token_embd, s.n_vocab, s.n_embd, at(step::embed), -1);
     weight("output_norm.weight", tier::gpu, p.output_norm_offset, p.model.output_norm, 1, s.n_embd, at(step::output_norm), -1);
     if (!s.tied_output) weight("output.weight", tier::gpu, p.output_offset, p.model.output, s.n_vocab, s.n_embd, at(step::logits), -1);
+    if (s.rope_freqs) weight("rope_freqs.weight", tier::gpu, p.rope_freqs_offset, format{format_id::f32}, 1, s.head_dim / 2, at(step::rope_kv_append), -1);
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
         const auto kind = p.model.layer_kind[l];
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {

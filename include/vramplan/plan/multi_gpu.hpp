@@ -31,6 +31,7 @@ inline std::vector<device_share> plan_pipeline(const model_desc& m, const target
         s.n_layers = (d + 1) * L / devices - s.first_layer;
         for (std::uint64_t l = s.first_layer; l < s.first_layer + s.n_layers; ++l) s.weights = checked_add(s.weights, p.block_stride[m.layer_kind[l]]);
         if (d == 0) s.weights = checked_add(s.weights, align_up(token_embd_bytes(m), o.alignment));
+        s.weights = checked_add(s.weights, align_up(rope_freqs_bytes(m), o.alignment));  // every layer rotates with it
         if (d + 1 == devices)
             s.weights = checked_add(s.weights, checked_add(align_up(output_bytes(m), o.alignment), align_up(output_norm_bytes(m), o.alignment)));
         s.kv = checked_mul(checked_mul(p.kv_plane, 2), s.n_layers);

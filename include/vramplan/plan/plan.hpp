@@ -55,6 +55,7 @@ struct plan {
     std::uint64_t gpu_layers = 0;                           // layers [n_layer - gpu_layers, n_layer)
     tier token_embd_tier = tier::gpu;
     std::uint64_t token_embd_offset = 0, output_norm_offset = 0, output_offset = 0;  // token_embd within its tier
+    std::uint64_t rope_freqs_offset = 0;  // GPU tier; meaningful when model.shape.rope_freqs
 
     // KV cache (GPU tier): per layer K then V, each `kv_plane` bytes.
     std::uint64_t kv_plane = 0;
@@ -111,7 +112,7 @@ constexpr void lay_out_activations(plan& p) {
 
 // Bytes of the GPU tier with g layers resident, without building the plan: used by auto-fit.
 struct tier_sizes {
-    std::uint64_t gpu_fixed = 0;   // output head, output norm, KV, activations
+    std::uint64_t gpu_fixed = 0;   // output head, output norm, RoPE frequencies, KV, activations
     std::uint64_t token_embd = 0;  // resident only when every layer is
     std::uint64_t staging_floor = 0;  // the embedding rows of one pass, staged when token_embd streams
 };
@@ -124,7 +125,7 @@ constexpr tier_sizes fixed_sizes(const plan& p) {
     tier_sizes t;
     const std::uint64_t kv = checked_mul(checked_mul(p.kv_plane, 2), p.model.shape.n_layer);
     t.gpu_fixed = checked_add(checked_add(aligned(p, output_bytes(p.model)), aligned(p, output_norm_bytes(p.model))),
-                              checked_add(kv, p.gpu.activations.bytes));
+                              checked_add(checked_add(kv, p.gpu.activations.bytes), aligned(p, rope_freqs_bytes(p.model))));
     t.token_embd = aligned(p, token_embd_bytes(p.model));
     t.staging_floor = aligned(p, checked_mul(p.lim.tokens_per_pass(), p.model.shape.n_embd, 4));
     return t;
@@ -182,6 +183,8 @@ constexpr void place_weights_and_tiers(plan& p) {
     gpu_at = checked_add(gpu_at, aligned(p, output_norm_bytes(p.model)));
     p.output_offset = gpu_at;
     gpu_at = checked_add(gpu_at, aligned(p, output_bytes(p.model)));
+    p.rope_freqs_offset = gpu_at;
+    gpu_at = checked_add(gpu_at, aligned(p, rope_freqs_bytes(p.model)));
     std::uint64_t max_streamed = 0;
     for (std::uint64_t l = 0; l < n; ++l) {
         const std::uint64_t s = layer_stride(p, l);

@@ -65,6 +65,7 @@ public:
         std::memcpy(pos, positions.data(), T * 4);
         float* x = buf(act::residual);
         const std::uint64_t E = s.n_embd, Q = s.q_dim(), KV = s.kv_dim(), F = s.n_ff;
+        const float* freq_divisors = s.rope_freqs ? reinterpret_cast<const float*>(a_.base(tier::gpu) + p.rope_freqs_offset) : nullptr;
 
         const std::byte* embd = a_.base(p.token_embd_tier) + p.token_embd_offset;
         const std::uint64_t embd_row = tensor_bytes(p.model.token_embd, 1, E);
@@ -92,8 +93,8 @@ public:
                 add_bias(tensor_role::attn_k_bias, buf(act::k), KV);
                 add_bias(tensor_role::attn_v_bias, buf(act::v), KV);
             }
-            kernels::cpu::rope(buf(act::q), T, s.n_head, static_cast<int>(s.head_dim), pos, s.rope_base);
-            kernels::cpu::rope(buf(act::k), T, s.n_head_kv, static_cast<int>(s.head_dim), pos, s.rope_base);
+            kernels::cpu::rope(buf(act::q), T, s.n_head, static_cast<int>(s.head_dim), pos, s.rope_base, freq_divisors);
+            kernels::cpu::rope(buf(act::k), T, s.n_head_kv, static_cast<int>(s.head_dim), pos, s.rope_base, freq_divisors);
             const auto kc = a_.kv(l, false), vc = a_.kv(l, true);
             kv_append_(buf(act::k), buf(act::v), pos, nullptr, T, KV, p.lim.context * p.lim.batch, kc.data, vc.data);
             const auto at = attention_call(p, T, buf(act::q), pos, kc.data, vc.data, buf(act::attn_out), buf(act::attn_scratch));

@@ -30,14 +30,17 @@ inline void rms_norm(const float* x, const float* w, float* y, std::uint64_t row
     check_launch("rms_norm_kernel");
 }
 
-__global__ void rope_kernel(float* x, std::uint64_t heads, int head_dim, const std::int32_t* positions, float base) {
+__global__ void rope_kernel(float* x, std::uint64_t heads, int head_dim, const std::int32_t* positions, float base, const float* freq_divisors) {
     const std::uint64_t t = blockIdx.y, h = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (h >= heads) return;
-    kernels::rope_head(x + (t * heads + h) * head_dim, head_dim, static_cast<std::uint64_t>(positions[t]), base);
+    kernels::rope_head(x + (t * heads + h) * head_dim, head_dim, static_cast<std::uint64_t>(positions[t]), base, freq_divisors);
 }
 
-inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim, const std::int32_t* positions, float base, cudaStream_t s) {
-    rope_kernel<<<dim3(static_cast<unsigned>((heads + 63) / 64), static_cast<unsigned>(rows)), 64, 0, s>>>(x, heads, head_dim, positions, base);
+// freq_divisors: head_dim / 2 values in device memory, or nullptr.
+inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim, const std::int32_t* positions, float base, const float* freq_divisors,
+                 cudaStream_t s) {
+    rope_kernel<<<dim3(static_cast<unsigned>((heads + 63) / 64), static_cast<unsigned>(rows)), 64, 0, s>>>(x, heads, head_dim, positions, base,
+                                                                                                           freq_divisors);
     check_launch("rope_kernel");
 }
 
