@@ -117,6 +117,15 @@ TEST_CASE("config.json and GGUF inputs and only the GGUF header is read") {
     const auto beyond = run("plan -m " + cfg + " -g a100 --ctx 8192");
     CHECK(beyond.out.find("warning: context 8,192 exceeds the 4,096 tokens") != std::string::npos);
     CHECK(run("plan -m " + cfg + " -g a100 --ctx 4096").out.find("warning") == std::string::npos);
+    // Llama 3.1's config: rope_scaling "llama3" is the 64 divisors its GGUF stores as rope_freqs.weight.
+    std::ofstream(cfg) << R"({"model_type": "llama", "vocab_size": 128256, "hidden_size": 4096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "rope_theta": 500000.0,
+        "max_position_embeddings": 131072, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192, "rope_type": "llama3"}})";
+    const auto l31 = run_json("plan -m " + cfg + " -g h100 --weights q4_0", 0);
+    CHECK(l31["params"] == 8'030'261'248ull);
+    CHECK(l31["weights_bytes"] == run_json("plan -m llama-3.1-8b -g h100 --weights q4_0", 0)["weights_bytes"]);
+    CHECK(l31["weights_bytes"].get<std::uint64_t>() == run_json("plan -m llama-3-8b -g h100 --weights q4_0", 0)["weights_bytes"].get<std::uint64_t>() + 256);
     CHECK(j["weights_bytes"] == 6'738'415'616ull * 2 + 65 * 4096 * 2ull);  // f16, norms f32
     std::ofstream(cfg) << R"({"model_type": "gpt2", "vocab_size": 5})";
     auto bad = run("plan -m " + cfg + " -g a100");

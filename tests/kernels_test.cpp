@@ -528,18 +528,18 @@ TEST_CASE("RMSNorm and RoPE and SwiGLU and residual add and softmax and argmax a
         const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
         for (std::size_t i = 0; i < n; ++i) CHECK(y[r * n + i] == doctest::Approx(x[r * n + i] * scale * w[i]).epsilon(1e-5));
     }
-    // RoPE: pair i of a head at position p turns by p * base^(-2i/d), divided by divisor i when the
-    // model has them (Llama 3.1: 1 for high frequencies, 8 for low, a blend between).
+    // RoPE: pair i of a head at position p turns by p * base^(-2i/d), times the linear scale, divided
+    // by divisor i when the model has them (Llama 3.1: 1 for high frequencies, 8 for low).
     const float divisors[4] = {1.0f, 1.5f, 4.0f, 8.0f};
-    for (const float* div : {static_cast<const float*>(nullptr), divisors}) {
+    for (const rope_config r : {rope_config{}, rope_config{10000.0f, 1.0f, divisors}, rope_config{10000.0f, 0.25f, nullptr}}) {
         auto q = random_values(2 * 3 * 8, 3);
         const auto q0 = q;
         const std::int32_t pos[2] = {0, 37};
-        cpu::rope(q.data(), 2, 3, 8, pos, 10000.0f, div);
+        cpu::rope(q.data(), 2, 3, 8, pos, r);
         for (int t = 0; t < 2; ++t)
             for (int h = 0; h < 3; ++h)
                 for (int i = 0; i < 4; ++i) {
-                    const double theta = pos[t] * std::pow(10000.0, -2.0 * i / 8) / (div ? div[i] : 1.0);
+                    const double theta = r.freq_scale * pos[t] * std::pow(10000.0, -2.0 * i / 8) / (r.freq_divisors ? r.freq_divisors[i] : 1.0);
                     const std::size_t at = (t * 3 + h) * 8 + 2 * i;
                     CHECK(q[at] == doctest::Approx(q0[at] * std::cos(theta) - q0[at + 1] * std::sin(theta)).epsilon(1e-4));
                     CHECK(q[at + 1] == doctest::Approx(q0[at] * std::sin(theta) + q0[at + 1] * std::cos(theta)).epsilon(1e-4));

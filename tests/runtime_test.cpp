@@ -140,6 +140,42 @@ TEST_CASE("Llama 3.1's RoPE frequency divisors (rope_freqs.weight) are planned, 
     std::filesystem::remove(path);
 }
 
+TEST_CASE("linear RoPE scaling is applied and YaRN is refused by name when the forward pass is built") {
+    test_model::spec s;
+    s.rope_scaling = "linear";
+    s.rope_scaling_factor = 4.0f;
+    const std::string path = temp_file("vramplan_rope_linear.gguf");
+    const auto weights = test_model::write(path, s, 17);
+    const model_desc m = io::describe(io::gguf_file::open(path), "test");
+    CHECK(m.shape.scaling == rope_scaling::linear);
+    CHECK(m.shape.scaling_factor == 4.0f);
+    const std::vector<std::int32_t> tokens{5, 6, 7, 8, 9, 10, 11, 12};
+    const auto ref = test_model::reference_logits(weights, tokens);
+    auto unscaled = weights;
+    unscaled.s.rope_scaling.clear();
+    const auto ref_unscaled = test_model::reference_logits(unscaled, tokens);
+    const auto got = run(path, tokens, 4, 1ull << 30, format{format_id::f32});
+    double worst = 0, scale = 0, effect = 0;
+    for (std::size_t t = 0; t < tokens.size(); ++t)
+        for (std::size_t v = 0; v < s.vocab; ++v) {
+            worst = std::max(worst, std::fabs(got.logits[t][v] - ref[t][v]));
+            scale = std::max(scale, std::fabs(ref[t][v]));
+            effect = std::max(effect, std::fabs(ref_unscaled[t][v] - ref[t][v]));
+        }
+    CHECK(worst <= 1e-4 * (1 + scale));
+    CHECK(effect > 100 * 1e-4 * (1 + scale));  // ignoring the scaling would fail the check above
+
+    s.rope_scaling = "yarn";
+    test_model::write(path, s, 17);
+    const model_desc y = io::describe(io::gguf_file::open(path), "test");
+    CHECK(y.shape.scaling == rope_scaling::yarn);
+    // Planning needs nothing from the scaling; running would give wrong text, so it is refused.
+    CHECK(plan_inference(y, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8}).fits());
+    CHECK_THROWS_WITH_AS(run(path, tokens, 4, 1ull << 30, format{format_id::f32}), doctest::Contains("yarn RoPE scaling, which the vramplan runtime does not apply"),
+                         error);
+    std::filesystem::remove(path);
+}
+
 TEST_CASE("a quantized KV cache stays close to the f32 one") {
     test_model::spec s;
     const std::string path = temp_file("vramplan_kv.gguf");

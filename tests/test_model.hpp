@@ -21,6 +21,8 @@ struct spec {
     std::uint64_t context_length = 0;  // written as llama.context_length when not 0
     bool rope_freqs = false;           // Llama 3.1's rope_freqs.weight: divisors 1 to 8 across the pairs
     std::string stray_tensor;          // when not empty, a 4-value f32 tensor of that name no llama model has
+    std::string rope_scaling;          // when not empty, llama.rope.scaling.type (with .factor)
+    float rope_scaling_factor = 1.0f;
 };
 
 // Weights as the file stores them, dequantized, in double.
@@ -54,8 +56,9 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
         .set_f32("llama.rope.freq_base", 10000.0f)
         .set_string("tokenizer.ggml.model", "llama");
     if (s.context_length) w.set_u32("llama.context_length", static_cast<std::uint32_t>(s.context_length));
+    if (!s.rope_scaling.empty()) w.set_string("llama.rope.scaling.type", s.rope_scaling).set_f32("llama.rope.scaling.factor", s.rope_scaling_factor);
     std::vector<std::string> tokens;
-    for (std::uint64_t i = 0; i < s.vocab; ++i) tokens.push_back("t" + std::to_string(i));
+    for (std::uint64_t i = 0; i < s.vocab; ++i) tokens.push_back(std::to_string(i).insert(0, 1, 't'));  // "t" + ... trips GCC 12's -Wrestrict
     w.set_strings("tokenizer.ggml.tokens", tokens);
     weights out;
     out.s = s;
@@ -153,7 +156,8 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
     auto rope = [&](std::vector<double>& v, std::uint64_t heads, std::uint64_t pos) {
         for (std::uint64_t h = 0; h < heads; ++h)
             for (std::uint64_t i = 0; i < HD / 2; ++i) {
-                const double th = static_cast<double>(pos) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
+                const double linear = s.rope_scaling == "linear" ? s.rope_scaling_factor : 1.0;
+                const double th = static_cast<double>(pos) / linear * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
                                   (w.rope_divisors.empty() ? 1.0 : w.rope_divisors[i]);
                 double& a = v[h * HD + 2 * i];
                 double& b = v[h * HD + 2 * i + 1];

@@ -82,6 +82,17 @@ inline decoder_shape shape_from_config(const std::string& path) {
     s.rope_base = j.value("rope_theta", 10000.0f);
     s.norm_eps = j.value("rms_norm_eps", 1e-5f);
     if (j.contains("max_position_embeddings")) s.n_ctx_train = need("max_position_embeddings");
+    // rope_scaling: "llama3" is Llama 3.1's, stored in GGUF as rope_freqs.weight; plan it the same.
+    if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
+        const auto& r = j["rope_scaling"];
+        const std::string kind = r.value("rope_type", r.value("type", std::string("none")));
+        if (kind == "llama3") s.rope_freqs = true;
+        else if (kind == "linear") {
+            s.scaling = rope_scaling::linear;
+            s.scaling_factor = r.value("factor", 1.0f);
+        } else if (kind == "yarn") s.scaling = rope_scaling::yarn;
+        else if (kind != "default" && kind != "none") s.scaling = rope_scaling::unknown;
+    }
     validate(s);
     return s;
 }

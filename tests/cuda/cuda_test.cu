@@ -231,18 +231,18 @@ TEST_CASE("CUDA RMSNorm and RoPE and SwiGLU and softmax and argmax equal the CPU
     CHECK(max_diff(to_host(dy), cpu) <= 1e-4);
     std::vector<std::int32_t> pos{0, 7, 4000};
     auto r = x;
-    kernels::cpu::rope(r.data(), rows, n / 128, 128, pos.data(), 500000.0f, nullptr);
+    kernels::cpu::rope(r.data(), rows, n / 128, 128, pos.data(), kernels::rope_config{500000.0f});
     auto dpos = to_device(pos);
-    gpu::rope(thrust::raw_pointer_cast(dx.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()), 500000.0f, nullptr, nullptr);
+    gpu::rope(thrust::raw_pointer_cast(dx.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()), kernels::rope_config{500000.0f}, nullptr);
     CHECK(max_diff(to_host(dx), r) <= 1e-4);
-    // With per-pair frequency divisors (Llama 3.1's rope_freqs.weight), from 1 to 8.
+    // With per-pair frequency divisors (Llama 3.1's rope_freqs.weight), from 1 to 8, and linear scaling.
     std::vector<float> divisors(64);
     for (int i = 0; i < 64; ++i) divisors[i] = 1.0f + 7.0f * static_cast<float>(i) / 63.0f;
     auto rd = x;
-    kernels::cpu::rope(rd.data(), rows, n / 128, 128, pos.data(), 500000.0f, divisors.data());
+    kernels::cpu::rope(rd.data(), rows, n / 128, 128, pos.data(), kernels::rope_config{500000.0f, 0.5f, divisors.data()});
     auto dx2 = to_device(x), ddiv = to_device(divisors);
-    gpu::rope(thrust::raw_pointer_cast(dx2.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()), 500000.0f,
-              thrust::raw_pointer_cast(ddiv.data()), nullptr);
+    gpu::rope(thrust::raw_pointer_cast(dx2.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()),
+              kernels::rope_config{500000.0f, 0.5f, thrust::raw_pointer_cast(ddiv.data())}, nullptr);
     CHECK(max_diff(to_host(dx2), rd) <= 1e-4);
     auto sm = x;
     kernels::cpu::softmax(sm.data(), n);

@@ -30,6 +30,14 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     s.rope_base = static_cast<float>(g.get_float(p + "rope.freq_base", 10000.0));
     s.norm_eps = static_cast<float>(g.get_float(p + "attention.layer_norm_rms_epsilon", 1e-5));
     s.n_ctx_train = g.get_uint(p + "context_length", 0);
+    // Older files name linear scaling by its factor alone (rope.scale_linear).
+    const bool legacy_linear = g.find(p + "rope.scale_linear") != nullptr;
+    const std::string scaling = g.find(p + "rope.scaling.type") ? g.get_string(p + "rope.scaling.type") : legacy_linear ? "linear" : "none";
+    s.scaling = scaling == "none" ? rope_scaling::none : scaling == "linear" ? rope_scaling::linear : scaling == "yarn" ? rope_scaling::yarn : rope_scaling::unknown;
+    if (s.scaling == rope_scaling::linear) {
+        s.scaling_factor = static_cast<float>(g.get_float(p + "rope.scaling.factor", g.get_float(p + "rope.scale_linear", 1.0)));
+        if (!(s.scaling_factor > 0.0f)) g.fail("rope.scaling.factor must be positive");
+    }
     const gguf_tensor_info* embd = g.find_tensor("token_embd.weight");
     if (!embd) g.fail("missing tensor 'token_embd.weight'");
     if (embd->dims.size() != 2) g.fail("token_embd.weight must have 2 dimensions");

@@ -174,14 +174,23 @@ struct softmax_state {
 
 VRAMPLAN_HOST_DEVICE inline float silu(float x) { return x / (1.0f + expf(-x)); }
 
-// RoPE, Llama ("normal") style: pairs (2i, 2i+1) of a head rotate by pos * base^(-2i/d), divided by
-// freq_divisors[i] when the model has them (Llama 3.1's rope_freqs.weight; nullptr: none). The angle
-// advances by repeated multiplication, as GGML computes it, so results match llama.cpp's rounding.
-VRAMPLAN_HOST_DEVICE inline void rope_head(float* x, int dims, std::uint64_t pos, float base, const float* freq_divisors) {
-    const float theta_scale = powf(base, -2.0f / static_cast<float>(dims));
+// How a model rotates its queries and keys (passed by value to device code, hence no Hana, no strings).
+struct rope_config {
+    float base = 10000.0f;
+    float freq_scale = 1.0f;               // linear scaling: 1 / factor
+    const float* freq_divisors = nullptr;  // Llama 3.1's rope_freqs.weight (head_dim / 2 values), or none
+};
+static_assert(sizeof(rope_config) == 16);
+
+// RoPE, Llama ("normal") style: pairs (2i, 2i+1) of a head rotate by
+// freq_scale * pos * base^(-2i/d) / freq_divisors[i], as GGML's rope with freq factors and no YaRN
+// extrapolation. The angle advances by repeated multiplication, as GGML computes it, so results
+// match llama.cpp's rounding.
+VRAMPLAN_HOST_DEVICE inline void rope_head(float* x, int dims, std::uint64_t pos, const rope_config& r) {
+    const float theta_scale = powf(r.base, -2.0f / static_cast<float>(dims));
     float theta = static_cast<float>(pos);
     for (int i = 0; i < dims / 2; ++i) {
-        const float angle = freq_divisors ? theta / freq_divisors[i] : theta;
+        const float angle = r.freq_scale * (r.freq_divisors ? theta / r.freq_divisors[i] : theta);
         const float c = cosf(angle), s = sinf(angle);
         const float x0 = x[2 * i], x1 = x[2 * i + 1];
         x[2 * i] = x0 * c - x1 * s;

@@ -18,6 +18,21 @@ namespace vramplan {
 inline constexpr std::size_t max_layers = 256;      // Llama-3.1-405B has 126
 inline constexpr std::size_t max_block_kinds = 8;   // distinct per-layer format mixes in one model
 
+// RoPE scaling as GGUF's {arch}.rope.scaling.type names it. Linear scaling divides positions by a
+// factor; YaRN and others are known so the runtime can refuse them by name (the planner needs
+// nothing from them: scaling costs no memory).
+enum class rope_scaling : std::uint8_t { none, linear, yarn, unknown };
+
+constexpr std::string_view rope_scaling_name(rope_scaling r) {
+    switch (r) {
+        case rope_scaling::none: return "none";
+        case rope_scaling::linear: return "linear";
+        case rope_scaling::yarn: return "yarn";
+        case rope_scaling::unknown: break;
+    }
+    return "unknown";
+}
+
 struct decoder_shape {
     std::uint64_t n_vocab = 0;
     std::uint64_t n_embd = 0;
@@ -37,6 +52,8 @@ struct decoder_shape {
     // Llama 3.1's RoPE scaling: a global rope_freqs.weight tensor (head_dim / 2 f32 divisors of the
     // rotation frequencies). Its bytes are weights; it is a fixed buffer, not a parameter.
     bool rope_freqs = false;
+    rope_scaling scaling = rope_scaling::none;
+    float scaling_factor = 1.0f;  // linear: positions are divided by it
 
     friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
 

@@ -15,6 +15,7 @@
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/attention_call.hpp"
 #include "vramplan/runtime/layer_streamer.hpp"
+#include "vramplan/runtime/rope_call.hpp"
 
 namespace vramplan::runtime {
 
@@ -26,6 +27,7 @@ public:
         if (!Backend::device_is_host_memory) throw error("cpu_llama computes on host memory; use the CUDA forward pass for a GPU backend");
         if (p.model.activations != format{format_id::f32}) throw error("the CPU forward pass keeps activations in f32; plan with f32 activations");
         const auto& s = p.model.shape;
+        check_rope_supported(s);
         kv_fmt_ = kernels::to_kernel_format(p.model.kv, "the KV cache");
         attention_ = kernels::cpu::find_attention(kv_fmt_, s.head_dim);
         kv_append_ = kernels::cpu::find_kv_append(kv_fmt_);
@@ -65,7 +67,7 @@ public:
         std::memcpy(pos, positions.data(), T * 4);
         float* x = buf(act::residual);
         const std::uint64_t E = s.n_embd, Q = s.q_dim(), KV = s.kv_dim(), F = s.n_ff;
-        const float* freq_divisors = s.rope_freqs ? reinterpret_cast<const float*>(a_.base(tier::gpu) + p.rope_freqs_offset) : nullptr;
+        const kernels::rope_config rope = rope_config_of(p, a_.base(tier::gpu));
 
         const std::byte* embd = a_.base(p.token_embd_tier) + p.token_embd_offset;
         const std::uint64_t embd_row = tensor_bytes(p.model.token_embd, 1, E);
@@ -93,8 +95,8 @@ public:
                 add_bias(tensor_role::attn_k_bias, buf(act::k), KV);
                 add_bias(tensor_role::attn_v_bias, buf(act::v), KV);
             }
-            kernels::cpu::rope(buf(act::q), T, s.n_head, static_cast<int>(s.head_dim), pos, s.rope_base, freq_divisors);
-            kernels::cpu::rope(buf(act::k), T, s.n_head_kv, static_cast<int>(s.head_dim), pos, s.rope_base, freq_divisors);
+            kernels::cpu::rope(buf(act::q), T, s.n_head, static_cast<int>(s.head_dim), pos, rope);
+            kernels::cpu::rope(buf(act::k), T, s.n_head_kv, static_cast<int>(s.head_dim), pos, rope);
             const auto kc = a_.kv(l, false), vc = a_.kv(l, true);
             kv_append_(buf(act::k), buf(act::v), pos, nullptr, T, KV, p.lim.context * p.lim.batch, kc.data, vc.data);
             const auto at = attention_call(p, T, buf(act::q), pos, kc.data, vc.data, buf(act::attn_out), buf(act::attn_scratch));

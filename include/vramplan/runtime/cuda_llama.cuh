@@ -11,6 +11,7 @@
 #include "vramplan/runtime/attention_call.hpp"
 #include "vramplan/runtime/cuda_backend.cuh"
 #include "vramplan/runtime/layer_streamer.hpp"
+#include "vramplan/runtime/rope_call.hpp"
 
 namespace vramplan::runtime {
 
@@ -21,6 +22,7 @@ public:
         const plan& p = a.plan();
         if (p.model.activations != format{format_id::f32}) throw error("the CUDA forward pass keeps activations in f32; plan with f32 activations");
         const auto& s = p.model.shape;
+        check_rope_supported(s);
         const auto kv = kernels::to_kernel_format(p.model.kv, "the KV cache");
         attention_ = gpu::find_attention(kv, s.head_dim);
         kv_append_ = gpu::find_kv_append(kv);
@@ -46,7 +48,7 @@ public:
         gpu::check(cudaMemcpyAsync(tok, tokens.data(), T * 4, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync(tokens)");
         gpu::check(cudaMemcpyAsync(pos, positions.data(), T * 4, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync(positions)");
         const std::uint64_t E = s.n_embd, Q = s.q_dim(), KV = s.kv_dim(), F = s.n_ff;
-        const float* freq_divisors = s.rope_freqs ? reinterpret_cast<const float*>(a_.base(tier::gpu) + p.rope_freqs_offset) : nullptr;
+        const kernels::rope_config rope = rope_config_of(p, a_.base(tier::gpu));
         float* x = buf(act::residual);
         const std::byte* embd = a_.base(p.token_embd_tier) + p.token_embd_offset;
         embed_(embd, tok, x, T, E, st);
@@ -67,8 +69,8 @@ public:
                 gpu::add_rows(buf(act::k), norm_w(tensor_role::attn_k_bias), KV, T, st);
                 gpu::add_rows(buf(act::v), norm_w(tensor_role::attn_v_bias), KV, T, st);
             }
-            gpu::rope(buf(act::q), T, s.n_head, static_cast<int>(s.head_dim), pos, s.rope_base, freq_divisors, st);
-            gpu::rope(buf(act::k), T, s.n_head_kv, static_cast<int>(s.head_dim), pos, s.rope_base, freq_divisors, st);
+            gpu::rope(buf(act::q), T, s.n_head, static_cast<int>(s.head_dim), pos, rope, st);
+            gpu::rope(buf(act::k), T, s.n_head_kv, static_cast<int>(s.head_dim), pos, rope, st);
             const auto kc = a_.kv(l, false), vc = a_.kv(l, true);
             kv_append_(buf(act::k), buf(act::v), pos, nullptr, T, KV, p.lim.context * p.lim.batch, kc.data, vc.data, st);
             const auto at = attention_call(p, T, buf(act::q), pos, kc.data, vc.data, buf(act::attn_out), buf(act::attn_scratch));

@@ -30,17 +30,16 @@ inline void rms_norm(const float* x, const float* w, float* y, std::uint64_t row
     check_launch("rms_norm_kernel");
 }
 
-__global__ void rope_kernel(float* x, std::uint64_t heads, int head_dim, const std::int32_t* positions, float base, const float* freq_divisors) {
+__global__ void rope_kernel(float* x, std::uint64_t heads, int head_dim, const std::int32_t* positions, kernels::rope_config r) {
     const std::uint64_t t = blockIdx.y, h = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (h >= heads) return;
-    kernels::rope_head(x + (t * heads + h) * head_dim, head_dim, static_cast<std::uint64_t>(positions[t]), base, freq_divisors);
+    kernels::rope_head(x + (t * heads + h) * head_dim, head_dim, static_cast<std::uint64_t>(positions[t]), r);
 }
 
-// freq_divisors: head_dim / 2 values in device memory, or nullptr.
-inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim, const std::int32_t* positions, float base, const float* freq_divisors,
+// r.freq_divisors, when set, points to device memory.
+inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim, const std::int32_t* positions, const kernels::rope_config& r,
                  cudaStream_t s) {
-    rope_kernel<<<dim3(static_cast<unsigned>((heads + 63) / 64), static_cast<unsigned>(rows)), 64, 0, s>>>(x, heads, head_dim, positions, base,
-                                                                                                           freq_divisors);
+    rope_kernel<<<dim3(static_cast<unsigned>((heads + 63) / 64), static_cast<unsigned>(rows)), 64, 0, s>>>(x, heads, head_dim, positions, r);
     check_launch("rope_kernel");
 }
 
