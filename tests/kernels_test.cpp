@@ -531,7 +531,8 @@ TEST_CASE("RMSNorm and RoPE and SwiGLU and residual add and softmax and argmax a
     // RoPE: pair i of a head at position p turns by p * base^(-2i/d), times the linear scale, divided
     // by divisor i when the model has them (Llama 3.1: 1 for high frequencies, 8 for low).
     const float divisors[4] = {1.0f, 1.5f, 4.0f, 8.0f};
-    for (const rope_config r : {rope_config{}, rope_config{10000.0f, 1.0f, divisors}, rope_config{10000.0f, 0.25f, nullptr}}) {
+    for (const rope_config r : {rope_config{}, rope_config{10000.0f, 1.0f, divisors}, rope_config{10000.0f, 0.25f, nullptr},
+                                rope_config{10000.0f, 1.0f, nullptr, true}}) {
         auto q = random_values(2 * 3 * 8, 3);
         const auto q0 = q;
         const std::int32_t pos[2] = {0, 37};
@@ -540,9 +541,10 @@ TEST_CASE("RMSNorm and RoPE and SwiGLU and residual add and softmax and argmax a
             for (int h = 0; h < 3; ++h)
                 for (int i = 0; i < 4; ++i) {
                     const double theta = r.freq_scale * pos[t] * std::pow(10000.0, -2.0 * i / 8) / (r.freq_divisors ? r.freq_divisors[i] : 1.0);
-                    const std::size_t at = (t * 3 + h) * 8 + 2 * i;
-                    CHECK(q[at] == doctest::Approx(q0[at] * std::cos(theta) - q0[at + 1] * std::sin(theta)).epsilon(1e-4));
-                    CHECK(q[at + 1] == doctest::Approx(q0[at] * std::sin(theta) + q0[at + 1] * std::cos(theta)).epsilon(1e-4));
+                    // Pair i: (2i, 2i+1), or (i, i+4) in NeoX style.
+                    const std::size_t at = (t * 3 + h) * 8 + (r.neox ? i : 2 * i), other = at + (r.neox ? 4 : 1);
+                    CHECK(q[at] == doctest::Approx(q0[at] * std::cos(theta) - q0[other] * std::sin(theta)).epsilon(1e-4));
+                    CHECK(q[other] == doctest::Approx(q0[at] * std::sin(theta) + q0[other] * std::cos(theta)).epsilon(1e-4));
                 }
     }
     auto g = random_values(n, 4);

@@ -174,6 +174,33 @@ TEST_CASE("linear RoPE scaling is applied and YaRN is refused by name when the f
     std::filesystem::remove(path);
 }
 
+TEST_CASE("a qwen2 GGUF (q/k/v biases, NeoX-style RoPE pairs) plans the whole file and runs as the reference") {
+    test_model::spec s;
+    s.arch = "qwen2";
+    s.weights = format{format_id::q8_0};
+    const std::string path = temp_file("vramplan_qwen2.gguf");
+    const auto weights = test_model::write(path, s, 19);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "test");
+    CHECK(m.shape.qkv_bias);
+    CHECK(m.shape.rope_neox);
+    std::uint64_t file_bytes = 0;
+    for (const auto& t : file.tensors()) file_bytes += t.bytes;
+    CHECK(weight_bytes(m) == file_bytes);  // the 3 x 3 bias vectors included
+    const std::vector<std::int32_t> tokens{9, 8, 7, 6, 5, 4, 3};
+    const auto ref = test_model::reference_logits(weights, tokens);
+    const auto got = run(path, tokens, 3, 1ull << 30, format{format_id::f32});
+    CHECK(gap(got.logits, ref).within_rounding());
+    // Either feature ignored would fail the check above.
+    auto llama_pairs = weights;
+    llama_pairs.s.arch = "llama";
+    CHECK(gap(test_model::reference_logits(llama_pairs, tokens), ref).far_beyond_rounding());
+    auto no_bias = weights;
+    for (auto& b : no_bias.blk) b.q_bias.clear(), b.k_bias.clear(), b.v_bias.clear();
+    CHECK(gap(test_model::reference_logits(no_bias, tokens), ref).far_beyond_rounding());
+    std::filesystem::remove(path);
+}
+
 TEST_CASE("a quantized KV cache stays close to the f32 one") {
     test_model::spec s;
     const std::string path = temp_file("vramplan_kv.gguf");

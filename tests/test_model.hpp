@@ -23,6 +23,7 @@ struct spec {
     std::string stray_tensor;          // when not empty, a 4-value f32 tensor of that name no llama model has
     std::string rope_scaling;          // when not empty, llama.rope.scaling.type (with .factor)
     float rope_scaling_factor = 1.0f;
+    std::string arch = "llama";        // "qwen2": q/k/v biases and NeoX-style RoPE pairs
 };
 
 // Weights as the file stores them, dequantized, in double.
@@ -30,7 +31,7 @@ struct weights {
     spec s;
     std::vector<double> embd, out_norm, out, rope_divisors;  // rope_divisors empty: none
     struct layer {
-        std::vector<double> attn_norm, q, k, v, o, ffn_norm, gate, up, down;
+        std::vector<double> attn_norm, q, k, v, o, ffn_norm, gate, up, down, q_bias, k_bias, v_bias;  // biases: qwen2 only
     };
     std::vector<layer> blk;
 };
@@ -46,17 +47,18 @@ inline std::vector<float> random(std::size_t n, std::mt19937_64& rng, float scal
 inline weights write(const std::string& path, const spec& s, std::uint64_t seed = 42) {
     std::mt19937_64 rng(seed);
     io::gguf_writer w;
-    w.set_string("general.architecture", "llama")
-        .set_u32("llama.block_count", static_cast<std::uint32_t>(s.layers))
-        .set_u32("llama.embedding_length", static_cast<std::uint32_t>(s.embd))
-        .set_u32("llama.feed_forward_length", static_cast<std::uint32_t>(s.ff))
-        .set_u32("llama.attention.head_count", static_cast<std::uint32_t>(s.heads))
-        .set_u32("llama.attention.head_count_kv", static_cast<std::uint32_t>(s.kv_heads))
-        .set_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f)
-        .set_f32("llama.rope.freq_base", 10000.0f)
+    const std::string a = s.arch + ".";
+    w.set_string("general.architecture", s.arch)
+        .set_u32(a + "block_count", static_cast<std::uint32_t>(s.layers))
+        .set_u32(a + "embedding_length", static_cast<std::uint32_t>(s.embd))
+        .set_u32(a + "feed_forward_length", static_cast<std::uint32_t>(s.ff))
+        .set_u32(a + "attention.head_count", static_cast<std::uint32_t>(s.heads))
+        .set_u32(a + "attention.head_count_kv", static_cast<std::uint32_t>(s.kv_heads))
+        .set_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f)
+        .set_f32(a + "rope.freq_base", 10000.0f)
         .set_string("tokenizer.ggml.model", "llama");
-    if (s.context_length) w.set_u32("llama.context_length", static_cast<std::uint32_t>(s.context_length));
-    if (!s.rope_scaling.empty()) w.set_string("llama.rope.scaling.type", s.rope_scaling).set_f32("llama.rope.scaling.factor", s.rope_scaling_factor);
+    if (s.context_length) w.set_u32(a + "context_length", static_cast<std::uint32_t>(s.context_length));
+    if (!s.rope_scaling.empty()) w.set_string(a + "rope.scaling.type", s.rope_scaling).set_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
     std::vector<std::string> tokens;
     for (std::uint64_t i = 0; i < s.vocab; ++i) tokens.push_back(std::to_string(i).insert(0, 1, 't'));  // "t" + ... trips GCC 12's -Wrestrict
     w.set_strings("tokenizer.ggml.tokens", tokens);
@@ -114,6 +116,11 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
         add(p + "attn_q.weight", q, s.embd, s.weights, 0.15f, b.q);
         add(p + "attn_k.weight", kv, s.embd, s.weights, 0.15f, b.k);
         add(p + "attn_v.weight", kv, s.embd, s.weights, 0.15f, b.v);
+        if (s.arch == "qwen2") {
+            add(p + "attn_q.bias", 1, q, f32, 0.5f, b.q_bias);
+            add(p + "attn_k.bias", 1, kv, f32, 0.5f, b.k_bias);
+            add(p + "attn_v.bias", 1, kv, f32, 0.5f, b.v_bias);
+        }
         add(p + "attn_output.weight", s.embd, q, s.weights, 0.1f, b.o);
         add(p + "ffn_norm.weight", 1, s.embd, f32, 1.0f, b.ffn_norm);
         add(p + "ffn_gate.weight", s.ff, s.embd, s.weights, 0.1f, b.gate);
@@ -159,8 +166,9 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
                 const double linear = s.rope_scaling == "linear" ? s.rope_scaling_factor : 1.0;
                 const double th = static_cast<double>(pos) / linear * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
                                   (w.rope_divisors.empty() ? 1.0 : w.rope_divisors[i]);
-                double& a = v[h * HD + 2 * i];
-                double& b = v[h * HD + 2 * i + 1];
+                const bool neox = s.arch == "qwen2";  // pairs (i, i + HD/2)
+                double& a = v[h * HD + (neox ? i : 2 * i)];
+                double& b = v[h * HD + (neox ? i + HD / 2 : 2 * i + 1)];
                 const double x0 = a, x1 = b;
                 a = x0 * std::cos(th) - x1 * std::sin(th);
                 b = x0 * std::sin(th) + x1 * std::cos(th);
@@ -175,6 +183,9 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
             qs[t] = matvec(b.q, n, Q, E);
             ks[t] = matvec(b.k, n, KV, E);
             vs[t] = matvec(b.v, n, KV, E);
+            for (std::size_t i = 0; i < b.q_bias.size(); ++i) qs[t][i] += b.q_bias[i];
+            for (std::size_t i = 0; i < b.k_bias.size(); ++i) ks[t][i] += b.k_bias[i];
+            for (std::size_t i = 0; i < b.v_bias.size(); ++i) vs[t][i] += b.v_bias[i];
             rope(qs[t], s.heads, t);
             rope(ks[t], s.kv_heads, t);
         }

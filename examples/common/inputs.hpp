@@ -79,6 +79,7 @@ inline decoder_shape shape_from_config(const std::string& path) {
     s.head_dim = j.contains("head_dim") && !j["head_dim"].is_null() ? need("head_dim") : (s.n_head ? s.n_embd / s.n_head : 0);
     s.tied_output = j.value("tie_word_embeddings", false);
     s.qkv_bias = type == "qwen2" || j.value("attention_bias", false);
+    s.rope_neox = type == "qwen2";
     s.rope_base = j.value("rope_theta", 10000.0f);
     s.norm_eps = j.value("rms_norm_eps", 1e-5f);
     if (j.contains("max_position_embeddings")) s.n_ctx_train = need("max_position_embeddings");

@@ -28,9 +28,9 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
     h += fmt::format("struct {} {{\n    static constexpr vramplan::model_desc describe() {{\n        vramplan::model_desc m;\n", type_name);
     h += fmt::format("        m.name = \"{}\";\n", identifier(std::string(m.name)));
     h += fmt::format("        m.shape = vramplan::decoder_shape{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {:.9e}f, {:.9e}f, {}, {}, "
-                     "static_cast<vramplan::rope_scaling>({}), {:.9e}f}};\n",
+                     "static_cast<vramplan::rope_scaling>({}), {:.9e}f, {}}};\n",
                      s.n_vocab, s.n_embd, s.n_layer, s.n_head, s.n_head_kv, s.head_dim, s.n_ff, s.qkv_bias, s.tied_output, s.rope_base, s.norm_eps,
-                     s.n_ctx_train, s.rope_freqs, static_cast<int>(s.scaling), s.scaling_factor);
+                     s.n_ctx_train, s.rope_freqs, static_cast<int>(s.scaling), s.scaling_factor, s.rope_neox);
     h += fmt::format("        m.token_embd = {};\n        m.output = {};\n        m.output_norm = {};\n        m.kv = {};\n        m.activations = {};\n",
                      format_literal(m.token_embd), format_literal(m.output), format_literal(m.output_norm), format_literal(m.kv),
                      format_literal(m.activations));

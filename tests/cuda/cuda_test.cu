@@ -235,14 +235,15 @@ TEST_CASE("CUDA RMSNorm and RoPE and SwiGLU and softmax and argmax equal the CPU
     auto dpos = to_device(pos);
     gpu::rope(thrust::raw_pointer_cast(dx.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()), kernels::rope_config{500000.0f}, nullptr);
     CHECK(max_diff(to_host(dx), r) <= 1e-4);
-    // With per-pair frequency divisors (Llama 3.1's rope_freqs.weight), from 1 to 8, and linear scaling.
+    // With per-pair frequency divisors (Llama 3.1's rope_freqs.weight), from 1 to 8, linear scaling and
+    // NeoX-style pairs: every option of the shared rope_head at once.
     std::vector<float> divisors(64);
     for (int i = 0; i < 64; ++i) divisors[i] = 1.0f + 7.0f * static_cast<float>(i) / 63.0f;
     auto rd = x;
-    kernels::cpu::rope(rd.data(), rows, n / 128, 128, pos.data(), kernels::rope_config{500000.0f, 0.5f, divisors.data()});
+    kernels::cpu::rope(rd.data(), rows, n / 128, 128, pos.data(), kernels::rope_config{500000.0f, 0.5f, divisors.data(), true});
     auto dx2 = to_device(x), ddiv = to_device(divisors);
     gpu::rope(thrust::raw_pointer_cast(dx2.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()),
-              kernels::rope_config{500000.0f, 0.5f, thrust::raw_pointer_cast(ddiv.data())}, nullptr);
+              kernels::rope_config{500000.0f, 0.5f, thrust::raw_pointer_cast(ddiv.data()), true}, nullptr);
     CHECK(max_diff(to_host(dx2), rd) <= 1e-4);
     auto sm = x;
     kernels::cpu::softmax(sm.data(), n);
@@ -260,42 +261,48 @@ TEST_CASE("CUDA RMSNorm and RoPE and SwiGLU and softmax and argmax equal the CPU
 
 TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") {
     if (!have_gpu()) return;
-    test_model::spec s;
-    s.weights = format{format_id::q8_0};
-    s.layers = 4;
-    s.rope_freqs = true;  // Llama 3.1's RoPE divisors: read from the GPU tier by every layer, streamed or not
-    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_cuda_forward.gguf").string();
-    test_model::write(path, s, 5);
-    const auto file = io::gguf_file::open(path);
-    const model_desc m = io::describe(file, "test");
-    const limits lim{.context = 64, .ubatch = 8};
-    const std::vector<std::int32_t> tokens{1, 5, 9, 13, 17, 21};
-    std::vector<std::int32_t> pos(tokens.size());
-    for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
-    // CPU reference.
-    const plan cp = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, lim);
-    runtime::cpu_backend cb;
-    runtime::arena<runtime::cpu_backend> ca(cp, cb);
-    runtime::load_weights(file, ca);
-    kernels::cpu::thread_pool pool(2);
-    runtime::cpu_llama<runtime::cpu_backend> cl(ca, pool);
-    const float* cl_logits = cl.forward(tokens, pos);
-    const std::vector<float> ref(cl_logits, cl_logits + s.vocab);
-    for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
-        plan_options o;
-        o.gpu_layers = gpu_layers;
-        const plan gp = plan_inference(m, target_desc{"cuda", 1ull << 30, 0}, lim, o);
-        runtime::cuda_backend gb;
-        runtime::arena<runtime::cuda_backend> ga(gp, gb);
-        runtime::load_weights(file, ga);
-        float* host_logits = nullptr;
-        gpu::check(cudaMallocHost(&host_logits, s.vocab * sizeof(float)), "cudaMallocHost");
-        runtime::cuda_llama gl(ga, host_logits);
-        const float* g = gl.forward(tokens, pos);
-        CHECK(max_diff(std::vector<float>(g, g + s.vocab), ref) <= 1e-3);
-        cudaFreeHost(host_logits);
+    // A Llama with Llama 3.1's RoPE divisors (read from the GPU tier by every layer, streamed or not),
+    // and a qwen2 model (q/k/v biases, NeoX-style RoPE pairs).
+    test_model::spec llama31, qwen2;
+    llama31.rope_freqs = true;
+    qwen2.arch = "qwen2";
+    for (test_model::spec s : {llama31, qwen2}) {
+        CAPTURE(s.arch);
+        s.weights = format{format_id::q8_0};
+        s.layers = 4;
+        const std::string path = (std::filesystem::temp_directory_path() / "vramplan_cuda_forward.gguf").string();
+        test_model::write(path, s, 5);
+        const auto file = io::gguf_file::open(path);
+        const model_desc m = io::describe(file, "test");
+        const limits lim{.context = 64, .ubatch = 8};
+        const std::vector<std::int32_t> tokens{1, 5, 9, 13, 17, 21};
+        std::vector<std::int32_t> pos(tokens.size());
+        for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
+        // CPU reference.
+        const plan cp = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, lim);
+        runtime::cpu_backend cb;
+        runtime::arena<runtime::cpu_backend> ca(cp, cb);
+        runtime::load_weights(file, ca);
+        kernels::cpu::thread_pool pool(2);
+        runtime::cpu_llama<runtime::cpu_backend> cl(ca, pool);
+        const float* cl_logits = cl.forward(tokens, pos);
+        const std::vector<float> ref(cl_logits, cl_logits + s.vocab);
+        for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
+            plan_options o;
+            o.gpu_layers = gpu_layers;
+            const plan gp = plan_inference(m, target_desc{"cuda", 1ull << 30, 0}, lim, o);
+            runtime::cuda_backend gb;
+            runtime::arena<runtime::cuda_backend> ga(gp, gb);
+            runtime::load_weights(file, ga);
+            float* host_logits = nullptr;
+            gpu::check(cudaMallocHost(&host_logits, s.vocab * sizeof(float)), "cudaMallocHost");
+            runtime::cuda_llama gl(ga, host_logits);
+            const float* g = gl.forward(tokens, pos);
+            CHECK(max_diff(std::vector<float>(g, g + s.vocab), ref) <= 1e-3);
+            cudaFreeHost(host_logits);
+        }
+        std::filesystem::remove(path);
     }
-    std::filesystem::remove(path);
 }
 
 TEST_CASE("a plan for 95% of free device memory is exactly what the device then uses") {

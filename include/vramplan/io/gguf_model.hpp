@@ -1,4 +1,4 @@
-// A llama-architecture GGUF file as a model description: shape from the metadata, formats from
+// A llama- or qwen2-architecture GGUF file as a model description: shape from the metadata, formats from
 // each tensor as stored (real files mix Q4_0, Q8_0, F16 and F32), every tensor's shape checked
 // against what the shape implies. It feeds the same planner as the compile-time presets.
 #pragma once
@@ -14,8 +14,9 @@ namespace vramplan::io {
 
 inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     const std::string& arch = g.get_string("general.architecture");
-    if (arch != "llama")
-        g.fail("architecture '" + arch + "' is not supported; vramplan describes llama-family models (Llama 2/3, Mistral, TinyLlama)");
+    // Qwen2 is Llama's layout with q/k/v biases and NeoX-style RoPE pairs, under its own key prefix.
+    if (arch != "llama" && arch != "qwen2")
+        g.fail("architecture '" + arch + "' is not supported; vramplan describes llama-family models (Llama 2/3, Mistral, TinyLlama) and qwen2");
     const std::string p = arch + ".";
     decoder_shape s;
     s.n_layer = g.get_uint(p + "block_count");
@@ -45,6 +46,7 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     const gguf_tensor_info* out = g.find_tensor("output.weight");
     s.tied_output = out == nullptr;
     s.qkv_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
+    s.rope_neox = arch == "qwen2";
     s.rope_freqs = g.find_tensor("rope_freqs.weight") != nullptr;
     validate(s);
 

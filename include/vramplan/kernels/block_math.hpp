@@ -179,12 +179,13 @@ struct rope_config {
     float base = 10000.0f;
     float freq_scale = 1.0f;               // linear scaling: 1 / factor
     const float* freq_divisors = nullptr;  // Llama 3.1's rope_freqs.weight (head_dim / 2 values), or none
+    bool neox = false;                     // pairs (i, i + d/2) (GPT-NeoX, Qwen2) instead of (2i, 2i+1)
 };
-static_assert(sizeof(rope_config) == 16);
+static_assert(sizeof(rope_config) == 24);
 
-// RoPE, Llama ("normal") style: pairs (2i, 2i+1) of a head rotate by
-// freq_scale * pos * base^(-2i/d) / freq_divisors[i], as GGML's rope with freq factors and no YaRN
-// extrapolation. The angle advances by repeated multiplication, as GGML computes it, so results
+// RoPE: pair i of a head, (2i, 2i+1) in Llama ("normal") style or (i, i + d/2) in NeoX style,
+// rotates by freq_scale * pos * base^(-2i/d) / freq_divisors[i], as GGML's rope with freq factors
+// and no YaRN extrapolation. The angle advances by repeated multiplication, as GGML computes it, so results
 // match llama.cpp's rounding.
 VRAMPLAN_HOST_DEVICE inline void rope_head(float* x, int dims, std::uint64_t pos, const rope_config& r) {
     const float theta_scale = powf(r.base, -2.0f / static_cast<float>(dims));
@@ -192,9 +193,11 @@ VRAMPLAN_HOST_DEVICE inline void rope_head(float* x, int dims, std::uint64_t pos
     for (int i = 0; i < dims / 2; ++i) {
         const float angle = r.freq_scale * (r.freq_divisors ? theta / r.freq_divisors[i] : theta);
         const float c = cosf(angle), s = sinf(angle);
-        const float x0 = x[2 * i], x1 = x[2 * i + 1];
-        x[2 * i] = x0 * c - x1 * s;
-        x[2 * i + 1] = x0 * s + x1 * c;
+        float& a = x[r.neox ? i : 2 * i];
+        float& b = x[r.neox ? i + dims / 2 : 2 * i + 1];
+        const float x0 = a, x1 = b;
+        a = x0 * c - x1 * s;
+        b = x0 * s + x1 * c;
         theta *= theta_scale;
     }
 }

@@ -54,6 +54,7 @@ struct decoder_shape {
     bool rope_freqs = false;
     rope_scaling scaling = rope_scaling::none;
     float scaling_factor = 1.0f;  // linear: positions are divided by it
+    bool rope_neox = false;       // RoPE pairs (i, i + head_dim/2), GPT-NeoX style (Qwen2), not (2i, 2i+1)
 
     friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
 

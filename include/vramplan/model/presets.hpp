@@ -22,7 +22,7 @@ struct preset_entry {
 
 // shape fields: vocab, embd, layers, heads, kv heads, head_dim, ffn, qkv bias, tied, rope base, eps,
 // trained context (config.json max_position_embeddings), rope_freqs (Llama 3.1's RoPE scaling, which
-// its GGUF files store as rope_freqs.weight). Llama-3 and Llama-3.1 share a shape but not a context
+// its GGUF files store as rope_freqs.weight), then RoPE scaling and NeoX-style pairs (Qwen2). Llama-3 and Llama-3.1 share a shape but not a context
 // (8192 and 131072 tokens) nor rope_freqs, so each is its own entry.
 inline constexpr preset_entry llama2_7b_entry{"Llama-2-7B", "llama2-7b llama-2-7b", {32000, 4096, 32, 32, 32, 128, 11008, false, false, 10000.0f, 1e-5f, 4096}, 6738415616};
 inline constexpr preset_entry llama2_13b_entry{"Llama-2-13B", "llama2-13b", {32000, 5120, 40, 40, 40, 128, 13824, false, false, 10000.0f, 1e-5f, 4096}, 13015864320};
@@ -30,7 +30,7 @@ inline constexpr preset_entry llama3_8b_entry{"Llama-3-8B", "llama3-8b", {128256
 inline constexpr preset_entry llama31_8b_entry{"Llama-3.1-8B", "llama3.1-8b", {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f, 131072, true}, 8030261248};
 inline constexpr preset_entry llama31_70b_entry{"Llama-3.1-70B", "llama3.1-70b 70b", {128256, 8192, 80, 64, 8, 128, 28672, false, false, 500000.0f, 1e-5f, 131072, true}, 70553706496};
 inline constexpr preset_entry mistral_7b_entry{"Mistral-7B-v0.3", "mistral-7b mistral", {32768, 4096, 32, 32, 8, 128, 14336, false, false, 1000000.0f, 1e-5f, 32768}, 7248023552};
-inline constexpr preset_entry qwen25_7b_entry{"Qwen2.5-7B", "qwen2.5-7b qwen-2.5-7b", {152064, 3584, 28, 28, 4, 128, 18944, true, false, 1000000.0f, 1e-6f, 131072}, 7615616512};
+inline constexpr preset_entry qwen25_7b_entry{"Qwen2.5-7B", "qwen2.5-7b qwen-2.5-7b", {152064, 3584, 28, 28, 4, 128, 18944, true, false, 1000000.0f, 1e-6f, 131072, false, rope_scaling::none, 1.0f, true}, 7615616512};
 inline constexpr preset_entry tinyllama_entry{"TinyLlama-1.1B", "tinyllama tinyllama-1.1b", {32000, 2048, 22, 32, 4, 64, 5632, false, false, 10000.0f, 1e-5f, 2048}, 1100048384};
 inline constexpr preset_entry phi3_mini_entry{"Phi-3-mini", "phi3-mini phi-3-mini-4k", {32064, 3072, 32, 32, 32, 96, 8192, false, false, 10000.0f, 1e-5f, 4096}, 3821079552};
 inline constexpr preset_entry stories260k_entry{"stories260K", "stories stories-260k", {512, 64, 5, 8, 4, 8, 172, false, false, 10000.0f, 1e-5f, 2048}, 292800};
@@ -60,6 +60,7 @@ struct decoder_preset
         model_desc m = base::describe(E.name);
         m.shape.norm_eps = E.shape.norm_eps;
         m.shape.n_ctx_train = E.shape.n_ctx_train;
+        m.shape.rope_neox = E.shape.rope_neox;
         return m;
     }
 };

@@ -27,6 +27,7 @@ inline kernels::rope_config rope_config_of(const plan& p, const std::byte* gpu_b
     r.base = s.rope_base;
     r.freq_scale = s.scaling == rope_scaling::linear ? 1.0f / s.scaling_factor : 1.0f;
     r.freq_divisors = s.rope_freqs ? reinterpret_cast<const float*>(gpu_base + p.rope_freqs_offset) : nullptr;
+    r.neox = s.rope_neox;
     return r;
 }
 
