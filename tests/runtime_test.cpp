@@ -162,6 +162,16 @@ TEST_CASE("linear RoPE scaling is applied and YaRN is refused by name when the f
     const auto got = run(path, tokens, 4, 1ull << 30, format{format_id::f32});
     CHECK(gap(got.logits, ref).within_rounding());
     CHECK(gap(ref_unscaled, ref).far_beyond_rounding());  // ignoring the scaling would fail the check above
+    // Older files name the factor alone (rope.scale_linear): the same model, the same logits.
+    s.legacy_linear_key = true;
+    test_model::write(path, s, 17);
+    CHECK(io::describe(io::gguf_file::open(path), "test").shape == m.shape);
+    CHECK(run(path, tokens, 4, 1ull << 30, format{format_id::f32}).logits == got.logits);
+    s.legacy_linear_key = false;
+    s.rope_scaling_factor = 0.0f;
+    test_model::write(path, s, 17);
+    CHECK_THROWS_WITH_AS(io::describe(io::gguf_file::open(path)), doctest::Contains("rope.scaling.factor must be positive"), io::gguf_error);
+    s.rope_scaling_factor = 4.0f;
 
     s.rope_scaling = "yarn";
     test_model::write(path, s, 17);

@@ -23,6 +23,7 @@ struct spec {
     std::string stray_tensor;          // when not empty, a 4-value f32 tensor of that name no llama model has
     std::string rope_scaling;          // when not empty, llama.rope.scaling.type (with .factor)
     float rope_scaling_factor = 1.0f;
+    bool legacy_linear_key = false;    // linear scaling written as older files do: rope.scale_linear alone
     std::string arch = "llama";        // "qwen2": q/k/v biases and NeoX-style RoPE pairs
 };
 
@@ -58,7 +59,8 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
         .set_f32(a + "rope.freq_base", 10000.0f)
         .set_string("tokenizer.ggml.model", "llama");
     if (s.context_length) w.set_u32(a + "context_length", static_cast<std::uint32_t>(s.context_length));
-    if (!s.rope_scaling.empty()) w.set_string(a + "rope.scaling.type", s.rope_scaling).set_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
+    if (s.legacy_linear_key) w.set_f32(a + "rope.scale_linear", s.rope_scaling_factor);
+    else if (!s.rope_scaling.empty()) w.set_string(a + "rope.scaling.type", s.rope_scaling).set_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
     std::vector<std::string> tokens;
     for (std::uint64_t i = 0; i < s.vocab; ++i) tokens.push_back(std::to_string(i).insert(0, 1, 't'));  // "t" + ... trips GCC 12's -Wrestrict
     w.set_strings("tokenizer.ggml.tokens", tokens);

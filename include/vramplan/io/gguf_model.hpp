@@ -1,6 +1,6 @@
-// A llama- or qwen2-architecture GGUF file as a model description: shape from the metadata, formats from
-// each tensor as stored (real files mix Q4_0, Q8_0, F16 and F32), every tensor's shape checked
-// against what the shape implies. It feeds the same planner as the compile-time presets.
+// A llama- or qwen2-architecture GGUF file as a model description: shape from the metadata,
+// formats from each tensor as stored (real files mix Q4_0, Q8_0, F16 and F32), every tensor's shape
+// checked against what the shape implies. It feeds the same planner as the compile-time presets.
 #pragma once
 
 #include <string>

@@ -185,8 +185,8 @@ static_assert(sizeof(rope_config) == 24);
 
 // RoPE: pair i of a head, (2i, 2i+1) in Llama ("normal") style or (i, i + d/2) in NeoX style,
 // rotates by freq_scale * pos * base^(-2i/d) / freq_divisors[i], as GGML's rope with freq factors
-// and no YaRN extrapolation. The angle advances by repeated multiplication, as GGML computes it, so results
-// match llama.cpp's rounding.
+// and no YaRN extrapolation. The angle advances by repeated multiplication, as GGML computes it, so
+// results match llama.cpp's rounding.
 VRAMPLAN_HOST_DEVICE inline void rope_head(float* x, int dims, std::uint64_t pos, const rope_config& r) {
     const float theta_scale = powf(r.base, -2.0f / static_cast<float>(dims));
     float theta = static_cast<float>(pos);

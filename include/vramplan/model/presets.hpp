@@ -22,8 +22,9 @@ struct preset_entry {
 
 // shape fields: vocab, embd, layers, heads, kv heads, head_dim, ffn, qkv bias, tied, rope base, eps,
 // trained context (config.json max_position_embeddings), rope_freqs (Llama 3.1's RoPE scaling, which
-// its GGUF files store as rope_freqs.weight), then RoPE scaling and NeoX-style pairs (Qwen2). Llama-3 and Llama-3.1 share a shape but not a context
-// (8192 and 131072 tokens) nor rope_freqs, so each is its own entry.
+// its GGUF files store as rope_freqs.weight), then RoPE scaling and NeoX-style pairs (Qwen2).
+// Llama-3 and Llama-3.1 share a shape but not a context (8192 and 131072 tokens) nor rope_freqs, so
+// each is its own entry.
 inline constexpr preset_entry llama2_7b_entry{"Llama-2-7B", "llama2-7b llama-2-7b", {32000, 4096, 32, 32, 32, 128, 11008, false, false, 10000.0f, 1e-5f, 4096}, 6738415616};
 inline constexpr preset_entry llama2_13b_entry{"Llama-2-13B", "llama2-13b", {32000, 5120, 40, 40, 40, 128, 13824, false, false, 10000.0f, 1e-5f, 4096}, 13015864320};
 inline constexpr preset_entry llama3_8b_entry{"Llama-3-8B", "llama3-8b", {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f, 8192}, 8030261248};
