@@ -12,7 +12,8 @@
 #include "decode_attention_shape.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/kernels/cuda/dispatch.cuh"
-#include "vramplan/runtime/cuda_llama.cuh"
+#include "vramplan/runtime/cuda_backend.cuh"
+#include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 
 using namespace vramplan;
@@ -120,8 +121,6 @@ void BM_cuda_streamed_overlap(benchmark::State& state) {
     test_model::write(path, s);
     const auto file = io::gguf_file::open(path);
     const model_desc m = io::describe(file, "bench");
-    float* logits = nullptr;
-    gpu::check(cudaMallocHost(&logits, s.vocab * sizeof(float)), "cudaMallocHost");
     auto decode_seconds = [&](std::uint64_t gpu_layers, std::uint64_t& streamed_bytes) {
         plan_options o;
         o.gpu_layers = gpu_layers;
@@ -129,7 +128,7 @@ void BM_cuda_streamed_overlap(benchmark::State& state) {
         runtime::cuda_backend backend;
         runtime::arena<runtime::cuda_backend> a(p, backend);
         runtime::load_weights(file, a);
-        runtime::cuda_llama llm(a, logits);
+        runtime::forward_pass<runtime::cuda_backend> llm(a);
         std::int32_t tok = 1, pos = 0;
         llm.forward(std::span(&tok, 1), std::span(&pos, 1));
         const auto t0 = std::chrono::steady_clock::now();
@@ -149,7 +148,6 @@ void BM_cuda_streamed_overlap(benchmark::State& state) {
         cudaFreeHost(src);
         state.SetIterationTime(streamed);
     }
-    cudaFreeHost(logits);
     std::filesystem::remove(path);
     state.counters["compute_ms"] = compute * 1e3;
     state.counters["transfer_ms"] = transfer * 1e3;

@@ -12,7 +12,7 @@
 #include "vramplan/model/presets.hpp"
 #include "vramplan/plan/plan.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
-#include "vramplan/runtime/cpu_llama.hpp"
+#include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 #include "vramplan/target/catalog.hpp"
 
@@ -59,12 +59,11 @@ struct generated_model {
     test_model::weights w = test_model::write(path, s);
     io::gguf_file file = io::gguf_file::open(path);
     plan p = plan_inference(io::describe(file, "bench"), target_desc{"cpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64});
-    runtime::cpu_backend backend;
+    runtime::cpu_backend backend{0, 2};
     runtime::arena<runtime::cpu_backend> a{p, backend};
-    kernels::cpu::thread_pool pool{2};
-    runtime::cpu_llama<runtime::cpu_backend> llm = [this] {
+    runtime::forward_pass<runtime::cpu_backend> llm = [this] {
         runtime::load_weights(file, a);
-        return runtime::cpu_llama<runtime::cpu_backend>(a, pool);
+        return runtime::forward_pass<runtime::cpu_backend>(a);
     }();
     ~generated_model() { std::filesystem::remove(path); }
 };

@@ -12,7 +12,7 @@
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
-#include "vramplan/runtime/cpu_llama.hpp"
+#include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 #include "vramplan/runtime/sampler.hpp"
 
@@ -61,11 +61,10 @@ TEST_CASE("a decode step allocates nothing on the host and resident or streamed"
         plan_options o;
         o.gpu_layers = gpu_layers;
         const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8}, o);
-        runtime::cpu_backend backend;
+        runtime::cpu_backend backend(0, 2);
         runtime::arena<runtime::cpu_backend> a(p, backend);
         runtime::load_weights(file, a);
-        kernels::cpu::thread_pool pool(2);
-        runtime::cpu_llama<runtime::cpu_backend> llm(a, pool);
+        runtime::forward_pass<runtime::cpu_backend> llm(a);
         runtime::sampler sample(m.shape.n_vocab, {.temperature = 0.8f, .top_k = 10, .top_p = 0.9f, .seed = 5});
         const std::int32_t prompt[3] = {1, 2, 3}, pos[3] = {0, 1, 2};
         std::int32_t next = sample.pick(llm.forward(prompt, pos));  // start-up: first pass

@@ -13,7 +13,7 @@
 #include "vramplan/plan/fits.hpp"
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
-#include "vramplan/runtime/cpu_llama.hpp"
+#include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 
 using namespace vramplan;
@@ -49,11 +49,10 @@ run_result run(const std::string& path, const std::vector<std::int32_t>& tokens,
     const limits lim{.context = 64, .batch = 1, .ubatch = 8, .all_logits = true};
     const target_desc t{"cpu", device_budget, 0};
     const plan p = plan_auto_offload(m, t, lim);
-    cpu_backend backend(device_budget);
+    cpu_backend backend(device_budget, 2);
     runtime::arena<cpu_backend> a(p, backend);
     runtime::load_weights(file, a);
-    kernels::cpu::thread_pool pool(2);
-    runtime::cpu_llama<cpu_backend> llm(a, pool);
+    runtime::forward_pass<cpu_backend> llm(a);
     run_result r;
     r.gpu_layers = p.gpu_layers;
     std::vector<std::int32_t> pos(tokens.size());
@@ -275,7 +274,7 @@ TEST_CASE("one allocation per tier and views at planned offsets and refusal befo
         CHECK(byname.data == fast.data);
         CHECK(byname.bytes == 128 * 128 * 4);
         CHECK(a.view("cache_v.2").data == a.kv(2, true).data);
-        CHECK(a.view("act.logits").data == a.activation(act::logits).data);
+        CHECK(a.view("act.logits").data == a.activation(p.graph.n_buffers - 1).data);
         CHECK(reinterpret_cast<std::uintptr_t>(fast.data) % 256 == 0);
         CHECK_THROWS_WITH_AS(a.view("blk.9.attn_q.weight"), doctest::Contains("no buffer named"), error);
     }
@@ -314,8 +313,7 @@ TEST_CASE("an arena in a static buffer sized by the compile-time plan runs the r
     runtime::arena<cpu_backend> a(edge_plan, backend, edge_memory);
     CHECK(a.base(tier::gpu) == edge_memory);
     runtime::load_weights(file, a);
-    kernels::cpu::thread_pool pool(1);
-    runtime::cpu_llama<cpu_backend> llm(a, pool);
+    runtime::forward_pass<cpu_backend> llm(a);
     const std::vector<std::int32_t> prompt{1, 403, 407, 261, 378};
     const std::vector<std::int32_t> pos{0, 1, 2, 3, 4};
     const float* logits = llm.forward(prompt, pos);
@@ -338,11 +336,10 @@ TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens and the quant
         const auto tok = io::tokenizer::from_gguf(file);
         const model_desc m = io::describe(file, f);
         const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 128, .ubatch = 16});
-        cpu_backend backend;
+        cpu_backend backend(0, 2);
         runtime::arena<cpu_backend> a(p, backend);
         runtime::load_weights(file, a);
-        kernels::cpu::thread_pool pool(2);
-        runtime::cpu_llama<cpu_backend> llm(a, pool);
+        runtime::forward_pass<cpu_backend> llm(a);
         std::vector<std::int32_t> ids = tok.encode("Once upon a time");
         REQUIRE(ids == std::vector<std::int32_t>{1, 403, 407, 261, 378});
         std::vector<std::int32_t> pos(ids.size());

@@ -1,6 +1,6 @@
 #include "engine.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
-#include "vramplan/runtime/cpu_llama.hpp"
+#include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 
 namespace generate {
@@ -9,10 +9,10 @@ namespace {
 class cpu_engine final : public engine {
 public:
     cpu_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads, progress_fn progress)
-        : backend_(p.target.capacity), arena_(p, backend_), pool_(threads) {
+        : backend_(p.target.capacity, threads), arena_(p, backend_) {
         vramplan::runtime::load_weights(file, arena_, progress ? std::function<void(std::size_t, std::size_t)>(progress)
                                                               : std::function<void(std::size_t, std::size_t)>());
-        llm_ = std::make_unique<vramplan::runtime::cpu_llama<vramplan::runtime::cpu_backend>>(arena_, pool_);
+        llm_ = std::make_unique<vramplan::runtime::forward_pass<vramplan::runtime::cpu_backend>>(arena_);
     }
     const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions) override {
         return llm_->forward(tokens, positions);
@@ -23,8 +23,7 @@ public:
 private:
     vramplan::runtime::cpu_backend backend_;
     vramplan::runtime::arena<vramplan::runtime::cpu_backend> arena_;
-    vramplan::kernels::cpu::thread_pool pool_;
-    std::unique_ptr<vramplan::runtime::cpu_llama<vramplan::runtime::cpu_backend>> llm_;
+    std::unique_ptr<vramplan::runtime::forward_pass<vramplan::runtime::cpu_backend>> llm_;
 };
 }  // namespace
 

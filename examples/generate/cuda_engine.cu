@@ -1,5 +1,6 @@
 #include "engine.hpp"
-#include "vramplan/runtime/cuda_llama.cuh"
+#include "vramplan/runtime/cuda_backend.cuh"
+#include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 
 namespace generate {
@@ -10,10 +11,8 @@ public:
     cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress) : arena_(p, backend_) {
         vramplan::runtime::load_weights(file, arena_, progress ? std::function<void(std::size_t, std::size_t)>(progress)
                                                               : std::function<void(std::size_t, std::size_t)>());
-        vramplan::gpu::check(cudaMallocHost(&logits_, p.model.shape.n_vocab * sizeof(float)), "cudaMallocHost(logits)");
-        llm_ = std::make_unique<vramplan::runtime::cuda_llama>(arena_, logits_);
+        llm_ = std::make_unique<vramplan::runtime::forward_pass<vramplan::runtime::cuda_backend>>(arena_);
     }
-    ~cuda_engine() override { cudaFreeHost(logits_); }
     const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions) override {
         return llm_->forward(tokens, positions);
     }
@@ -23,8 +22,7 @@ public:
 private:
     vramplan::runtime::cuda_backend backend_;
     vramplan::runtime::arena<vramplan::runtime::cuda_backend> arena_;
-    float* logits_ = nullptr;
-    std::unique_ptr<vramplan::runtime::cuda_llama> llm_;
+    std::unique_ptr<vramplan::runtime::forward_pass<vramplan::runtime::cuda_backend>> llm_;
 };
 }  // namespace
 

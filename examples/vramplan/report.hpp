@@ -31,6 +31,9 @@ inline const char* tier_name(tier t) { return t == tier::gpu ? "gpu" : "host"; }
 
 inline std::string human(std::uint64_t b) { return to_string(bytes{b}); }
 
+// A range of schedule steps (ops of the plan's forward graph) as the memory map prints it.
+inline std::string step_range(std::uint16_t first, std::uint16_t last) { return first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last); }
+
 struct plan_summary {
     plan p;
     std::uint64_t max_ctx = 0;
@@ -84,6 +87,9 @@ inline void print_plan(const plan_summary& s) {
     if (const std::string w = trained_context_warning(p.model, p.lim.context); !w.empty()) fmt::print("{}\n", w);
     fmt::print("\n");
     auto all = buffers(p);
+    const forward_graph& g = p.graph;
+    const std::string block_steps = step_range(g.block_begin, static_cast<std::uint16_t>(g.block_end - 1));
+    const std::string kv_steps = step_range(g.first_op(op_kind::kv_append), g.first_op(op_kind::attention));
     std::stable_sort(all.begin(), all.end(), [](const buffer_info& a, const buffer_info& b) { return a.offset < b.offset; });
     for (tier t : {tier::gpu, tier::host}) {
         const tier_layout& tl = t == tier::gpu ? p.gpu : p.host;
@@ -96,7 +102,7 @@ inline void print_plan(const plan_summary& s) {
         auto flush = [&] {
             if (run_first < 0) return;
             fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("blk.{}..{} weights ({} layers)", run_first, run_last, run_last - run_first + 1),
-                       with_separators(run_offset), human(run_bytes), "1-9");
+                       with_separators(run_offset), human(run_bytes), block_steps);
             run_first = -1;
             run_bytes = 0;
         };
@@ -122,22 +128,34 @@ inline void print_plan(const plan_summary& s) {
             }
             if (kv_first >= 0) {
                 fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last), with_separators(tl.kv.offset),
-                           human(kv_bytes), "3-4");
+                           human(kv_bytes), kv_steps);
                 kv_first = -1;
             }
-            const std::string steps = b.persistent && b.kind == buffer_kind::staging ? "1-9"
-                                      : b.first == b.last                            ? fmt::format("{}", b.first)
-                                                                                     : fmt::format("{}-{}", b.first, b.last);
+            const std::string steps = step_range(b.first, b.last);
             fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", b.name, with_separators(b.offset), human(b.reserved), steps);
         }
         flush();
         if (kv_first >= 0)
             fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last), with_separators(tl.kv.offset),
-                       human(kv_bytes), "3-4");
+                       human(kv_bytes), kv_steps);
         fmt::print("  {:<34} {:>16} {:>12}\n", "total", "", human(tl.total()));
         fmt::print("    weights {}  KV {}  activations {} (lower bound {})  staging {}\n\n", human(tl.weights.bytes), human(tl.kv.bytes),
                    human(tl.activations.bytes), human(t == tier::gpu ? p.act_lower_bound : 0), human(tl.staging.bytes));
     }
+    // What the step numbers above are: the ops of the forward graph, the block's once for every layer.
+    std::string line = "steps  ";
+    for (std::size_t i = 0; i < g.n_ops; ++i) {
+        std::string item = fmt::format("{} {}", i, step_name(g, i));
+        if (i == g.block_begin) item = "[per layer: " + item;
+        if (i + 1 == g.block_end) item += "]";
+        if (i + 1 < g.n_ops) item += ",";
+        if (line.size() + item.size() + 1 > 110) {
+            fmt::print("{}\n", line);
+            line = "       ";
+        }
+        line += item + " ";
+    }
+    fmt::print("{}\n\n", line);
     fmt::print("{}\n", composition_bar(p));
     fmt::print("needed  {} ({} B, reserve included) of {}\n", human(p.needed()), with_separators(p.needed()), human(p.target.capacity));
     if (p.fits()) fmt::print("verdict FITS, {} to spare\n", human(p.target.capacity - p.needed()));
@@ -191,6 +209,8 @@ inline nlohmann::json plan_json(const plan_summary& s) {
     j["decode"] = {{"tokens_per_second", s.decode.tokens_per_second()},
                    {"device_bytes_per_token", s.decode.device_bytes},
                    {"link_bytes_per_token", s.decode.link_bytes}};
+    auto& steps = j["steps"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < p.graph.n_ops; ++i) steps.push_back({{"name", step_name(p.graph, i)}, {"per_layer", p.graph.in_block(i)}});
     auto& arr = j["buffers"] = nlohmann::json::array();
     for (const auto& b : buffers(p))
         arr.push_back({{"name", b.name}, {"kind", kind_name(b.kind)}, {"tier", tier_name(b.where)}, {"offset", b.offset}, {"bytes", b.bytes},
@@ -227,6 +247,7 @@ inline std::string plan_svg(const plan& p) {
         const auto& pn = panels[k];
         const int x0 = margin + static_cast<int>(k) * (panel_w + margin), y0 = top;
         auto y = [&](std::uint64_t off) { return y0 + panel_h - static_cast<double>(off - pn.base) / static_cast<double>(pn.size) * panel_h; };
+        const int n_steps = p.graph.n_ops;
         const double step_w = static_cast<double>(panel_w) / n_steps;
         out += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="#f4f4f4" stroke="#333"/>)svg" "\n", x0, y0, panel_w, panel_h);
         out += fmt::format(R"svg(<text x="{}" y="{}">{} ({})</text>)svg" "\n", x0, y0 - 8, pn.title, human(pn.size));
@@ -248,7 +269,7 @@ inline std::string plan_svg(const plan& p) {
         for (int st = 0; st < n_steps; ++st) {
             const double tx = x0 + st * step_w + step_w / 2;
             out += fmt::format(R"svg(<text x="{:.1f}" y="{}" font-size="9" transform="rotate(60 {:.1f} {})">{}</text>)svg" "\n", tx, y0 + panel_h + 10, tx,
-                               y0 + panel_h + 10, step_names[st]);
+                               y0 + panel_h + 10, step_name(p.graph, static_cast<std::size_t>(st)));
         }
     }
     const char* labels[] = {"weights", "KV cache", "activations", "staging"};

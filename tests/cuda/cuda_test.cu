@@ -19,8 +19,8 @@
 #include "vramplan/kernels/cpu/elementwise.hpp"
 #include "vramplan/kernels/cuda/dispatch.cuh"
 #include "vramplan/runtime/cpu_backend.hpp"
-#include "vramplan/runtime/cpu_llama.hpp"
-#include "vramplan/runtime/cuda_llama.cuh"
+#include "vramplan/runtime/cuda_backend.cuh"
+#include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 
 using namespace vramplan;
@@ -280,11 +280,10 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
         for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
         // CPU reference.
         const plan cp = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, lim);
-        runtime::cpu_backend cb;
+        runtime::cpu_backend cb(0, 2);
         runtime::arena<runtime::cpu_backend> ca(cp, cb);
         runtime::load_weights(file, ca);
-        kernels::cpu::thread_pool pool(2);
-        runtime::cpu_llama<runtime::cpu_backend> cl(ca, pool);
+        runtime::forward_pass<runtime::cpu_backend> cl(ca);
         const float* cl_logits = cl.forward(tokens, pos);
         const std::vector<float> ref(cl_logits, cl_logits + s.vocab);
         for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
@@ -294,12 +293,9 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
             runtime::cuda_backend gb;
             runtime::arena<runtime::cuda_backend> ga(gp, gb);
             runtime::load_weights(file, ga);
-            float* host_logits = nullptr;
-            gpu::check(cudaMallocHost(&host_logits, s.vocab * sizeof(float)), "cudaMallocHost");
-            runtime::cuda_llama gl(ga, host_logits);
+            runtime::forward_pass<runtime::cuda_backend> gl(ga);
             const float* g = gl.forward(tokens, pos);
             CHECK(max_diff(std::vector<float>(g, g + s.vocab), ref) <= 1e-3);
-            cudaFreeHost(host_logits);
         }
         std::filesystem::remove(path);
     }
@@ -323,8 +319,6 @@ TEST_CASE("a plan for 95% of free device memory is exactly what the device then 
     MESSAGE("plan: " << p.gpu.total() << " bytes (" << shape.n_layer << " layers) of " << before.free << " free");
     CHECK(p.gpu.total() * 100 >= before.free * 94);
     CHECK(p.gpu.total() <= before.free * 95 / 100);
-    float* logits = nullptr;
-    gpu::check(cudaMallocHost(&logits, shape.n_vocab * sizeof(float)), "cudaMallocHost");
     {
         runtime::arena<runtime::cuda_backend> a(p, backend);
         const auto during = backend.device_memory();
@@ -335,7 +329,7 @@ TEST_CASE("a plan for 95% of free device memory is exactly what the device then 
         // A workload over every byte of it: zero weights (loading 130 GB would take minutes), a
         // prefill of 8 tokens and a decode step through all the layers.
         gpu::check(cudaMemset(a.base(tier::gpu), 0, p.gpu.total()), "cudaMemset");
-        runtime::cuda_llama llm(a, logits);
+        runtime::forward_pass<runtime::cuda_backend> llm(a);
         std::vector<std::int32_t> tokens(8, 1), pos(8);
         for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
         llm.forward(tokens, pos);
@@ -346,6 +340,5 @@ TEST_CASE("a plan for 95% of free device memory is exactly what the device then 
         CHECK(finite);
         CHECK(backend.device_memory().free == during.free);  // the forward pass allocated nothing
     }
-    cudaFreeHost(logits);
     CHECK(backend.device_memory().free == before.free);  // released on destruction
 }

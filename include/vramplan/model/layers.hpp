@@ -1,6 +1,6 @@
 // Models as types. Each layer template lists its named weight tensors as a Boost.Hana tuple of
-// (name, tensor_spec) pairs, its KV state per token and its activation buffers; a decoder
-// transformer composes them and describe()s itself as the plain model_desc the planner takes.
+// (name, tensor_spec) pairs and its KV state per token (activations come from the forward graph,
+// model/decoder_graph.hpp); a decoder transformer composes them and describe()s itself as the plain model_desc the planner takes.
 // Names are GGUF's, so a tensor of a type-level model and of a GGUF file are found the same way.
 #pragma once
 
@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "vramplan/format/types.hpp"
-#include "vramplan/model/activations.hpp"
 #include "vramplan/model/footprint.hpp"
 #include "vramplan/model/model_desc.hpp"
 
@@ -84,7 +83,6 @@ struct attention {
     // K and V rows of one token in this layer.
     template <storage_format Kv>
     static constexpr std::uint64_t kv_bytes_per_token() { return checked_mul(row_bytes(Kv::value, NHeadKv * HeadDim), 2); }
-    static constexpr auto activations(const decoder_shape& s, format act, const limits& lim) { return attention_activations(s, act, lim); }
 };
 
 template <std::uint64_t Embd, std::uint64_t Ff, storage_format W, storage_format WDown = W>
@@ -95,7 +93,6 @@ struct swiglu_mlp {
                             hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_up."), linear<Embd, Ff, W>::tensors()),
                                          detail::prefixed(BOOST_HANA_STRING("ffn_down."), linear<Ff, Embd, WDown>::tensors())));
     }
-    static constexpr auto activations(const decoder_shape& s, format act, const limits& lim) { return mlp_activations(s, act, lim); }
 };
 
 // Pre-norm decoder block: x += attn(norm(x)); x += mlp(norm(x)).

@@ -87,6 +87,16 @@ struct model_desc {
     friend constexpr bool operator==(const model_desc&, const model_desc&) = default;
 
     constexpr const block_formats& layer(std::uint64_t i) const { return kinds[layer_kind[i]]; }
+    constexpr format global(global_tensor g) const {
+        switch (g) {
+            case global_tensor::token_embd: return token_embd;
+            case global_tensor::output_norm: return output_norm;
+            case global_tensor::output: return output;
+            case global_tensor::rope_freqs:
+            case global_tensor::count: break;
+        }
+        return format{format_id::f32};  // rope_freqs.weight: f32 divisors
+    }
 
     // Gives layer i these formats, sharing an existing kind when one matches.
     constexpr void set_layer(std::uint64_t i, const block_formats& f) {
@@ -123,6 +133,7 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
         case tensor_role::ffn_gate:
         case tensor_role::ffn_up: return {s.n_ff, s.n_embd};
         case tensor_role::ffn_down: return {s.n_embd, s.n_ff};
+        case tensor_role::count: break;
     }
     return {};
 }

@@ -1,17 +1,19 @@
 // The inference plan: where every byte lives. Weights and KV cache are persistent and stacked
-// layer after layer; activations of one decoder block are packed once by lifetime and reused by
-// every block; layers that do not fit stay in the pinned host tier and stream through two GPU
+// layer after layer; activations are the buffers of the forward graph (model/decoder_graph.hpp),
+// packed once by the lifetimes the graph gives them, the decoder block's standing for every block; layers that do not fit stay in the pinned host tier and stream through two GPU
 // staging slots. Everything is constexpr and loops over layers at most a few times, never over
 // layers x buffers, so an 80-layer model plans inside default constexpr limits.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "vramplan/format/bytes.hpp"
-#include "vramplan/model/activations.hpp"
+#include "vramplan/model/decoder_graph.hpp"
 #include "vramplan/model/footprint.hpp"
 #include "vramplan/model/model_desc.hpp"
+#include "vramplan/plan/activations.hpp"
 #include "vramplan/plan/lifetime_packer.hpp"
 #include "vramplan/plan/limits.hpp"
 #include "vramplan/target/target_desc.hpp"
@@ -60,9 +62,11 @@ struct plan {
     // KV cache (GPU tier): per layer K then V, each `kv_plane` bytes.
     std::uint64_t kv_plane = 0;
 
-    // Activations of one forward pass, packed by lifetime (offsets within the activations region).
-    std::array<activation_buffer, n_activation_buffers> act{};
-    std::array<std::uint64_t, n_activation_buffers> act_offset{};
+    // The forward pass this plan is for: the runtime executes these ops, and the activation
+    // buffers below are its buffers, packed by lifetime (offsets within the activations region).
+    forward_graph graph{};
+    std::array<activation_buffer, max_graph_buffers> act{};
+    std::array<std::uint64_t, max_graph_buffers> act_offset{};
     std::uint64_t act_lower_bound = 0;
 
     std::uint64_t staging_slot = 0;  // each of the two staging slots
@@ -99,14 +103,16 @@ constexpr void lay_out_blocks(plan& p) {
 constexpr std::uint64_t layer_stride(const plan& p, std::uint64_t layer) { return p.block_stride[p.model.layer_kind[layer]]; }
 
 constexpr void lay_out_activations(plan& p) {
-    p.act = forward_activations(p.model, p.lim);
-    std::array<lifetime_request, n_activation_buffers> req{};
-    for (std::size_t i = 0; i < n_activation_buffers; ++i) req[i] = {aligned(p, p.act[i].bytes), p.act[i].first, p.act[i].last};
-    std::array<std::uint64_t, n_activation_buffers> scratch{};
-    std::array<std::uint32_t, n_activation_buffers> order{};
-    std::array<bool, n_activation_buffers> flags{};
-    p.act_lower_bound = lifetime_lower_bound(req);
-    const std::uint64_t arena = pack_lifetimes(req, p.act_offset, scratch, order, flags);
+    p.act = graph_activations(p.graph, p.model.activations, p.lim);
+    const std::size_t n = p.graph.n_buffers;
+    std::array<lifetime_request, max_graph_buffers> req{};
+    for (std::size_t i = 0; i < n; ++i) req[i] = {aligned(p, p.act[i].bytes), p.act[i].first, p.act[i].last};
+    std::array<std::uint64_t, max_graph_buffers> scratch{};
+    std::array<std::uint32_t, max_graph_buffers> order{};
+    std::array<bool, max_graph_buffers> flags{};
+    const std::span<const lifetime_request> live(req.data(), n);
+    p.act_lower_bound = lifetime_lower_bound(live);
+    const std::uint64_t arena = pack_lifetimes(live, std::span(p.act_offset).first(n), scratch, std::span(order).first(n), std::span(flags).first(n));
     p.gpu.activations.bytes = arena;
 }
 
@@ -228,6 +234,7 @@ constexpr plan plan_inference(const model_desc& model, const target_desc& target
     p.lim = lim;
     p.options = options;
     p.kv_plane = detail::aligned(p, checked_mul(checked_mul(lim.context, lim.batch), kv_row_bytes(model)));
+    p.graph = decoder_graph(model.shape);
     detail::lay_out_blocks(p);
     detail::lay_out_activations(p);
     detail::place_weights_and_tiers(p);

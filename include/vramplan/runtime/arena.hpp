@@ -13,12 +13,13 @@
 
 #include "vramplan/plan/buffers.hpp"
 #include "vramplan/plan/plan.hpp"
+#include "vramplan/runtime/backend.hpp"
 #include "vramplan/runtime/budget.hpp"
 #include "vramplan/runtime/tensor_view.hpp"
 
 namespace vramplan::runtime {
 
-template <class Backend>
+template <memory_backend Backend>
 class arena {
 public:
     // Checks the budget against what is free, then allocates each tier once.
@@ -86,9 +87,10 @@ public:
         return {base(tier::gpu) + p.gpu.kv.offset + (2 * layer + (values ? 1 : 0)) * p.kv_plane, rows * kv_row_bytes(p.model), p.model.kv, tier::gpu,
                 rows, p.model.shape.kv_dim()};
     }
-    tensor_view activation(act which) const {
+    // Activation buffer i of the plan's forward graph.
+    tensor_view activation(std::size_t i) const {
         const auto& p = plan_;
-        const auto i = static_cast<std::size_t>(which);
+        if (i >= p.graph.n_buffers) throw error("vramplan: the forward graph has " + std::to_string(p.graph.n_buffers) + " activation buffers");
         return {base(tier::gpu) + p.gpu.activations.offset + p.act_offset[i], p.act[i].bytes, p.model.activations, tier::gpu, 0, 0};
     }
     tensor_view staging(int slot) const {

@@ -1,14 +1,18 @@
 // The CUDA backend: the GPU tier is one cudaMalloc, the host tier one cudaHostAlloc (pinned, and
 // mapped into the device's address space). Streamed layers are copied with cudaMemcpyAsync on a
 // copy stream into two staging slots; events order each copy after the compute that last read its
-// slot and the compute after the copy, so copying layer i+1 overlaps computing layer i.
+// slot and the compute after the copy, so copying layer i+1 overlaps computing layer i. The ops of
+// the forward graph are issued, in order, on the compute stream.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <span>
+
 #include "vramplan/kernels/cuda/check.cuh"
+#include "vramplan/kernels/cuda/dispatch.cuh"
 #include "vramplan/plan/plan.hpp"
-#include "vramplan/runtime/cpu_backend.hpp"  // memory_info, host_memory_available
+#include "vramplan/runtime/memory_info.hpp"
 
 namespace vramplan::runtime {
 
@@ -37,6 +41,7 @@ public:
         }
     }
     ~cuda_backend() {
+        if (readback_) cudaFreeHost(readback_);
         for (int s = 0; s < 2; ++s) {
             cudaEventDestroy(copied_[s]);
             cudaEventDestroy(consumed_[s]);
@@ -86,10 +91,61 @@ public:
         gpu::check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
     }
 
+    // The ops of the forward graph (runtime/backend.hpp documents each).
+    using matmul_kernel = gpu::matmul_fn;
+    using embed_kernel = gpu::embed_fn;
+    using kv_append_kernel = gpu::kv_append_fn;
+    using attention_kernel = gpu::attention_fn;
+
+    matmul_kernel find_matmul(kernels::kernel_format f) const { return gpu::find_matmul<float>(f); }
+    embed_kernel find_embed(kernels::kernel_format f) const { return gpu::find_embed(f); }
+    kv_append_kernel find_kv_append(kernels::kernel_format f) const { return gpu::find_kv_append(f); }
+    attention_kernel find_attention(kernels::kernel_format f, std::uint64_t head_dim) const { return gpu::find_attention(f, head_dim); }
+
+    void inputs(std::int32_t* tokens, std::int32_t* positions, std::span<const std::int32_t> host_tokens, std::span<const std::int32_t> host_positions) {
+        gpu::check(cudaMemcpyAsync(tokens, host_tokens.data(), host_tokens.size_bytes(), cudaMemcpyHostToDevice, compute_), "cudaMemcpyAsync(tokens)");
+        gpu::check(cudaMemcpyAsync(positions, host_positions.data(), host_positions.size_bytes(), cudaMemcpyHostToDevice, compute_),
+                   "cudaMemcpyAsync(positions)");
+    }
+    void embed(embed_kernel k, const std::byte* table, const std::int32_t* tokens, float* out, std::uint64_t rows, std::uint64_t n) {
+        k(table, tokens, out, rows, n, compute_);
+    }
+    void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps) { gpu::rms_norm(x, w, y, rows, n, eps, compute_); }
+    void matmul(matmul_kernel k, const std::byte* w, const float* x, float* y, std::uint64_t n, std::uint64_t k_in, std::uint64_t rows) {
+        k(w, x, y, n, k_in, rows, compute_);
+    }
+    void add_bias(float* y, const float* bias, std::uint64_t n, std::uint64_t rows) { gpu::add_rows(y, bias, n, rows, compute_); }
+    void rope(float* x, std::uint64_t rows, std::uint64_t heads, std::uint64_t head_dim, const std::int32_t* positions, const kernels::rope_config& r) {
+        gpu::rope(x, rows, heads, static_cast<int>(head_dim), positions, r, compute_);
+    }
+    void kv_append(kv_append_kernel k, const float* keys, const float* values, const std::int32_t* positions, std::uint64_t rows, std::uint64_t width,
+                   std::uint64_t cache_rows, void* k_cache, void* v_cache) {
+        k(keys, values, positions, nullptr, rows, width, cache_rows, k_cache, v_cache, compute_);
+    }
+    void attention(attention_kernel k, const kernels::attention_args& a) { k(a, compute_); }
+    void add(float* x, const float* y, std::uint64_t n) { gpu::add(x, y, n, compute_); }
+    void swiglu(float* gate, const float* up, std::uint64_t n) { gpu::swiglu(gate, up, n, compute_); }
+    // Logits come back through one pinned buffer, allocated at start-up for the most a pass returns.
+    void reserve_logits(std::uint64_t count) {
+        if (count <= readback_count_) return;
+        if (readback_) cudaFreeHost(readback_);
+        readback_ = nullptr;
+        readback_count_ = 0;
+        gpu::check(cudaMallocHost(&readback_, count * sizeof(float)), "cudaMallocHost(logits)");
+        readback_count_ = count;
+    }
+    const float* logits(const float* src, std::uint64_t count) {
+        if (count > readback_count_) throw error("internal: more logits than the CUDA backend reserved room for");
+        download(readback_, src, count * sizeof(float));
+        return readback_;
+    }
+
 private:
     int device_;
     cudaStream_t compute_ = nullptr, copy_ = nullptr;
     cudaEvent_t copied_[2]{}, consumed_[2]{};
+    float* readback_ = nullptr;
+    std::uint64_t readback_count_ = 0;
 };
 
 }  // namespace vramplan::runtime

@@ -11,7 +11,7 @@
 
 namespace vramplan::runtime {
 
-template <class Backend>
+template <memory_backend Backend>
 class layer_streamer {
 public:
     explicit layer_streamer(arena<Backend>& a) : arena_(&a) {}

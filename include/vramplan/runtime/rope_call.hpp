@@ -1,6 +1,6 @@
-// The RoPE both forward passes apply, read from the plan: base, linear scaling and Llama 3.1's
-// divisors at their planned offset in the GPU tier. A scaling the kernels do not implement is
-// refused when a forward pass is built, rather than found later as wrong text.
+// The RoPE the forward pass applies, read from the graph's rope ops: base, linear scaling, NeoX
+// pairs and Llama 3.1's divisors. A scaling the kernels do not implement is refused when a
+// forward pass is built, rather than found later as wrong text.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,8 @@
 
 #include "vramplan/error.hpp"
 #include "vramplan/kernels/block_math.hpp"
-#include "vramplan/plan/plan.hpp"
+#include "vramplan/model/graph.hpp"
+#include "vramplan/model/model_desc.hpp"
 
 namespace vramplan::runtime {
 
@@ -20,14 +21,14 @@ inline void check_rope_supported(const decoder_shape& s) {
     if (s.scaling == rope_scaling::linear && !(s.scaling_factor > 0.0f)) throw error("linear RoPE scaling needs a positive factor");
 }
 
-// gpu_base: the start of the arena's GPU tier, where the plan put rope_freqs.weight.
-inline kernels::rope_config rope_config_of(const plan& p, const std::byte* gpu_base) {
-    const auto& s = p.model.shape;
+// A rope op's rotation: its parameters, and the frequency divisors (Llama 3.1's rope_freqs.weight)
+// when the op reads them.
+inline kernels::rope_config rope_config_of(const graph_op& o, const float* divisors) {
     kernels::rope_config r;
-    r.base = s.rope_base;
-    r.freq_scale = s.scaling == rope_scaling::linear ? 1.0f / s.scaling_factor : 1.0f;
-    r.freq_divisors = s.rope_freqs ? reinterpret_cast<const float*>(gpu_base + p.rope_freqs_offset) : nullptr;
-    r.neox = s.rope_neox;
+    r.base = o.rope_base;
+    r.freq_scale = o.freq_scale;
+    r.freq_divisors = divisors;
+    r.neox = o.neox;
     return r;
 }
 

@@ -9,6 +9,7 @@
 #include "vramplan/kernels/cpu/attention.hpp"
 #include "vramplan/kernels/cpu/matmul.hpp"
 #include "vramplan/kernels/kernel_format.hpp"
+#include "vramplan/kernels/supported.hpp"
 
 namespace vramplan::kernels::cpu {
 
@@ -28,9 +29,6 @@ inline matmul_fn find_matmul(kernel_format w) {
     throw error("no matmul kernel for this weight format");
 }
 
-inline constexpr std::array<int, 6> attention_head_dims{8, 32, 64, 80, 96, 128};
-inline constexpr std::array<kernel_format, 4> attention_kv_formats{kernel_format::f32, kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0};
-
 namespace detail {
 template <kernel_format Kv, std::size_t... I>
 attention_fn attention_for_head_dim(std::uint64_t head_dim, std::index_sequence<I...>) {
@@ -48,10 +46,7 @@ attention_fn attention_for(kernel_format kv, std::uint64_t head_dim, std::index_
 
 inline attention_fn find_attention(kernel_format kv, std::uint64_t head_dim) {
     if (attention_fn fn = detail::attention_for(kv, head_dim, std::make_index_sequence<attention_kv_formats.size()>{})) return fn;
-    std::string dims;
-    for (int d : attention_head_dims) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-    throw error(std::string("no fused attention kernel for head_dim ") + std::to_string(head_dim) + " with a " + kernel_format_name(kv) +
-                " KV cache; supported head dims: " + dims + "; KV formats: f32, f16, q8_0, q4_0");
+    throw_no_attention_kernel(kv, head_dim);
 }
 
 inline kv_append_fn find_kv_append(kernel_format kv) {
@@ -62,7 +57,7 @@ inline kv_append_fn find_kv_append(kernel_format kv) {
         case kernel_format::q4_0: return &kv_append<kernel_format::q4_0>;
         default: break;
     }
-    throw error(std::string("no KV cache kernel for ") + kernel_format_name(kv) + "; use f32, f16, q8_0 or q4_0");
+    throw_no_kv_kernel(kv);
 }
 
 }  // namespace vramplan::kernels::cpu

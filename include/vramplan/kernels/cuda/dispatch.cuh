@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "vramplan/kernels/cpu/dispatch.hpp"
+#include "vramplan/kernels/supported.hpp"
 #include "vramplan/kernels/cuda/attention.cuh"
 #include "vramplan/kernels/cuda/elementwise.cuh"
 #include "vramplan/kernels/cuda/matmul.cuh"
@@ -45,8 +45,8 @@ inline embed_fn find_embed(kernels::kernel_format f) {
 }
 
 namespace detail {
-using kernels::cpu::attention_head_dims;
-using kernels::cpu::attention_kv_formats;
+using kernels::attention_head_dims;
+using kernels::attention_kv_formats;
 template <kernels::kernel_format Kv, std::size_t... I>
 attention_fn attention_for_head_dim(std::uint64_t head_dim, std::index_sequence<I...>) {
     attention_fn fn = nullptr;
@@ -65,8 +65,7 @@ attention_fn attention_for(kernels::kernel_format kv, std::uint64_t head_dim, st
 
 inline attention_fn find_attention(kernels::kernel_format kv, std::uint64_t head_dim) {
     if (attention_fn fn = detail::attention_for(kv, head_dim, std::make_index_sequence<detail::attention_kv_formats.size()>{})) return fn;
-    kernels::cpu::find_attention(kv, head_dim);  // throws the error that lists what is supported
-    throw error("no CUDA attention kernel");
+    kernels::throw_no_attention_kernel(kv, head_dim);
 }
 
 inline kv_append_fn find_kv_append(kernels::kernel_format kv) {
@@ -77,8 +76,7 @@ inline kv_append_fn find_kv_append(kernels::kernel_format kv) {
         case kernels::kernel_format::q4_0: return &kv_append<kernels::kernel_format::q4_0>;
         default: break;
     }
-    kernels::cpu::find_kv_append(kv);  // throws the error naming the supported formats
-    throw error("no CUDA KV cache kernel");
+    kernels::throw_no_kv_kernel(kv);
 }
 
 }  // namespace vramplan::gpu

@@ -1,0 +1,28 @@
+// What the attention and KV cache kernels are instantiated for, on the CPU and CUDA alike, and the
+// errors that name those choices: both dispatchers (kernels/cpu/dispatch.hpp,
+// kernels/cuda/dispatch.cuh) read these, so a model that runs on one runs on the other.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "vramplan/error.hpp"
+#include "vramplan/kernels/kernel_format.hpp"
+
+namespace vramplan::kernels {
+
+inline constexpr std::array<int, 6> attention_head_dims{8, 32, 64, 80, 96, 128};
+inline constexpr std::array<kernel_format, 4> attention_kv_formats{kernel_format::f32, kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0};
+
+[[noreturn]] inline void throw_no_attention_kernel(kernel_format kv, std::uint64_t head_dim) {
+    std::string dims;
+    for (int d : attention_head_dims) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    throw error(std::string("no fused attention kernel for head_dim ") + std::to_string(head_dim) + " with a " + kernel_format_name(kv) +
+                " KV cache; supported head dims: " + dims + "; KV formats: f32, f16, q8_0, q4_0");
+}
+
+[[noreturn]] inline void throw_no_kv_kernel(kernel_format kv) {
+    throw error(std::string("no KV cache kernel for ") + kernel_format_name(kv) + "; use f32, f16, q8_0 or q4_0");
+}
+
+}  // namespace vramplan::kernels

@@ -1,0 +1,198 @@
+// The one forward pass: it walks the plan's forward graph (model/graph.hpp) on any backend that
+// models compute_backend (runtime/backend.hpp), inside a planned arena. Every activation lives
+// in the buffer the planner gave it, weights come from the arena (streamed through staging when
+// the plan put the layer in the host tier), and nothing is allocated per pass. The input checks
+// (token ids, positions, context, formats) live here and nowhere else.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "vramplan/error.hpp"
+#include "vramplan/kernels/attention_layout.hpp"
+#include "vramplan/kernels/kernel_format.hpp"
+#include "vramplan/runtime/arena.hpp"
+#include "vramplan/runtime/backend.hpp"
+#include "vramplan/runtime/layer_streamer.hpp"
+#include "vramplan/runtime/rope_call.hpp"
+
+namespace vramplan::runtime {
+
+template <compute_backend Backend>
+class forward_pass {
+public:
+    explicit forward_pass(arena<Backend>& a) : a_(a), streamer_(a) {
+        const plan& p = a.plan();
+        const forward_graph& g = p.graph;
+        if (p.model.activations != format{format_id::f32})
+            throw error("the forward pass keeps activations in f32; plan with f32 activations");
+        check_rope_supported(p.model.shape);
+        for (std::size_t b = 0; b < g.n_buffers; ++b) buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
+        // Resolve every op's kernel once (per layer kind for block ops), so a format the backend
+        // cannot compute on fails here, at start-up, not mid-generation.
+        const std::uint32_t kinds = p.model.n_kinds ? p.model.n_kinds : 1;
+        for (std::uint32_t kind = 0; kind < kinds; ++kind)
+            for (std::size_t i = 0; i < g.n_ops; ++i) {
+                if (kind > 0 && !g.in_block(i)) continue;
+                kernels_[kind][i] = prepare(g.ops[i], kind);
+            }
+        a.backend().reserve_logits(checked_mul(p.lim.output_rows(), p.model.shape.n_vocab));
+    }
+
+    // Runs `tokens` at `positions` (one sequence) and returns the logits of the last token, or of
+    // every token when all_logits: rows of n_vocab floats the host can read.
+    const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions, bool all_logits = false) {
+        const plan& p = a_.plan();
+        const forward_graph& g = p.graph;
+        const std::uint64_t T = tokens.size();
+        if (T == 0 || T > p.lim.tokens_per_pass() || positions.size() != T)
+            throw error("forward: 1 to " + std::to_string(p.lim.tokens_per_pass()) + " tokens per pass, with one position each");
+        if (all_logits && T > p.lim.output_rows())
+            throw error("forward: the plan holds logits for " + std::to_string(p.lim.output_rows()) + " rows; plan with all_logits to get one per token");
+        for (auto pos : positions)
+            if (pos < 0 || static_cast<std::uint64_t>(pos) >= p.lim.context)
+                throw error("forward: position " + std::to_string(pos) + " is outside the planned context of " + std::to_string(p.lim.context) + " tokens");
+        for (auto t : tokens)
+            if (t < 0 || static_cast<std::uint64_t>(t) >= p.model.shape.n_vocab)
+                throw error("forward: token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(p.model.shape.n_vocab));
+        pass_ = {tokens, positions, T, all_logits ? T : 1};
+
+        for (std::size_t i = 0; i < g.block_begin; ++i) run(i, 0, nullptr);
+        for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {
+            std::byte* w = streamer_.acquire(l);
+            for (std::size_t i = g.block_begin; i < g.block_end; ++i) run(i, l, w);
+            streamer_.release(l);
+        }
+        for (std::size_t i = g.block_end; i < g.n_ops; ++i) run(i, 0, nullptr);
+        return result_;
+    }
+
+    const layer_streamer<Backend>& streamer() const { return streamer_; }
+
+private:
+    struct prepared {
+        typename Backend::matmul_kernel matmul{};
+        typename Backend::embed_kernel embed{};
+        typename Backend::kv_append_kernel kv_append{};
+        typename Backend::attention_kernel attention{};
+    };
+    struct pass {
+        std::span<const std::int32_t> tokens, positions;
+        std::uint64_t tokens_n = 0, outputs = 0;
+    };
+
+    format weight_format(const graph_op& o, std::uint32_t kind) const {
+        const model_desc& m = a_.plan().model;
+        return o.weight.scope == weight_scope::layer ? m.kinds[kind][o.weight.role()] : m.global(o.weight.global());
+    }
+    std::string weight_label(const graph_op& o) const {
+        return (o.weight.scope == weight_scope::layer ? "tensor blk.*." : "tensor ") + std::string(o.weight.name());
+    }
+
+    prepared prepare(const graph_op& o, std::uint32_t kind) {
+        const plan& p = a_.plan();
+        Backend& b = a_.backend();
+        prepared k;
+        switch (o.kind) {
+            case op_kind::embed: k.embed = b.find_embed(kernels::to_kernel_format(weight_format(o, kind), weight_label(o))); break;
+            case op_kind::matmul: k.matmul = b.find_matmul(kernels::to_kernel_format(weight_format(o, kind), weight_label(o))); break;
+            case op_kind::rms_norm:
+            case op_kind::add_bias:
+                if (weight_format(o, kind) != format{format_id::f32})
+                    throw error(weight_label(o) + " is stored as " + name(weight_format(o, kind)) + "; norm and bias vectors must be f32");
+                break;
+            case op_kind::kv_append: k.kv_append = b.find_kv_append(kernels::to_kernel_format(p.model.kv, "the KV cache")); break;
+            case op_kind::attention: k.attention = b.find_attention(kernels::to_kernel_format(p.model.kv, "the KV cache"), o.head_dim); break;
+            default: break;
+        }
+        return k;
+    }
+
+    float* f32(std::uint8_t b) const { return reinterpret_cast<float*>(buf_[b]); }
+    std::int32_t* i32(std::uint8_t b) const { return reinterpret_cast<std::int32_t*>(buf_[b]); }
+
+    const std::byte* weight(const graph_op& o, std::uint64_t layer, const std::byte* layer_base) const {
+        const plan& p = a_.plan();
+        if (o.weight.scope == weight_scope::layer) return layer_base + p.role_offset[p.model.layer_kind[layer]][o.weight.index];
+        switch (o.weight.global()) {
+            case global_tensor::token_embd: return a_.base(p.token_embd_tier) + p.token_embd_offset;
+            case global_tensor::output_norm: return a_.base(tier::gpu) + p.output_norm_offset;
+            case global_tensor::output: return a_.base(tier::gpu) + p.output_offset;
+            case global_tensor::rope_freqs: return a_.base(tier::gpu) + p.rope_freqs_offset;
+            case global_tensor::count: break;
+        }
+        throw error("internal: an op reads an unknown global tensor");
+    }
+
+    // An op on the output rows reads the last of them from a buffer that has a row per token.
+    const float* input(const graph_op& o, int which) const {
+        const std::uint8_t b = o.in[which];
+        const graph_buffer& gb = a_.plan().graph.buffers[b];
+        const std::uint64_t skip = o.output_rows && gb.rows == buffer_rows::tokens ? pass_.tokens_n - pass_.outputs : 0;
+        return f32(b) + skip * gb.cols;
+    }
+
+    void run(std::size_t i, std::uint64_t layer, const std::byte* layer_base) {
+        const plan& p = a_.plan();
+        const graph_op& o = p.graph.ops[i];
+        const prepared& k = kernels_[o.weight.scope == weight_scope::layer ? p.model.layer_kind[layer] : 0][i];
+        Backend& b = a_.backend();
+        const std::uint64_t rows = o.output_rows ? pass_.outputs : pass_.tokens_n;
+        auto w = [&] { return weight(o, layer, layer_base); };
+        switch (o.kind) {
+            case op_kind::inputs: b.inputs(i32(o.out), i32(o.aux), pass_.tokens, pass_.positions); break;
+            case op_kind::embed: b.embed(k.embed, w(), i32(o.in[0]), f32(o.out), rows, o.n); break;
+            case op_kind::rms_norm: b.rms_norm(input(o, 0), reinterpret_cast<const float*>(w()), f32(o.out), rows, o.n, o.eps); break;
+            case op_kind::matmul: b.matmul(k.matmul, w(), input(o, 0), f32(o.out), o.n, o.k, rows); break;
+            case op_kind::add_bias: b.add_bias(f32(o.out), reinterpret_cast<const float*>(w()), o.n, rows); break;
+            case op_kind::rope: {
+                const float* divisors = o.weight.scope == weight_scope::global ? reinterpret_cast<const float*>(w()) : nullptr;
+                b.rope(f32(o.out), rows, o.heads, o.head_dim, i32(o.in[0]), rope_config_of(o, divisors));
+                break;
+            }
+            case op_kind::kv_append: {
+                const auto kc = a_.kv(layer, false), vc = a_.kv(layer, true);
+                b.kv_append(k.kv_append, f32(o.in[0]), f32(o.in[1]), i32(o.in[2]), rows, o.n, p.lim.context * p.lim.batch, kc.data, vc.data);
+                break;
+            }
+            case op_kind::attention: b.attention(k.attention, attention_args_of(o, layer, rows)); break;
+            case op_kind::add: b.add(f32(o.out), input(o, 0), rows * o.n); break;
+            case op_kind::swiglu: b.swiglu(f32(o.out), input(o, 0), rows * o.n); break;
+            case op_kind::logits: result_ = b.logits(input(o, 0), rows * o.n); break;
+            case op_kind::count: throw error("internal: op kind count is not an op");
+        }
+    }
+
+    kernels::attention_args attention_args_of(const graph_op& o, std::uint64_t layer, std::uint64_t rows) const {
+        const plan& p = a_.plan();
+        kernels::attention_args at;
+        at.tokens = rows;
+        at.n_head = o.heads;
+        at.n_head_kv = o.kv_heads;
+        at.head_dim = o.head_dim;
+        at.context = p.lim.context;
+        at.scale = o.scale;
+        at.q = f32(o.in[0]);
+        at.pos = i32(o.in[1]);
+        at.k = a_.kv(layer, false).data;
+        at.v = a_.kv(layer, true).data;
+        at.out = f32(o.out);
+        at.workspace = f32(o.aux);
+        // The plan sized the states buffer for max(tokens, splits x batch) rows of states.
+        const kernels::attention_state_layout states{o.heads, o.head_dim, 1};
+        at.workspace_rows = p.act[o.aux].bytes / (states.row_floats() * 4);
+        at.max_splits = kv_splits(p.lim.context);
+        return at;
+    }
+
+    arena<Backend>& a_;
+    layer_streamer<Backend> streamer_;
+    std::array<std::byte*, max_graph_buffers> buf_{};
+    std::array<std::array<prepared, max_graph_ops>, max_block_kinds> kernels_{};
+    pass pass_{};
+    const float* result_ = nullptr;
+};
+
+}  // namespace vramplan::runtime
