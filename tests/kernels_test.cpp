@@ -210,22 +210,10 @@ TEST_CASE("matrix products against a double reference") {
             for (int r = 0; r < rows; ++r) {
                 void* row = stored.data() + r * kernel_row_bytes(fmt, cols);
                 const float* src = w.data() + r * cols;
-                switch (fmt) {
-                    case kernel_format::f32: store_row<kernel_format::f32>(src, row, cols); break;
-                    case kernel_format::f16: store_row<kernel_format::f16>(src, row, cols); break;
-                    case kernel_format::bf16: store_row<kernel_format::bf16>(src, row, cols); break;
-                    case kernel_format::q8_0: store_row<kernel_format::q8_0>(src, row, cols); break;
-                    case kernel_format::q4_0: store_row<kernel_format::q4_0>(src, row, cols); break;
-                }
-                for (int c = 0; c < cols; ++c) {
-                    switch (fmt) {
-                        case kernel_format::f32: wv[r * cols + c] = load<kernel_format::f32>(row, c); break;
-                        case kernel_format::f16: wv[r * cols + c] = load<kernel_format::f16>(row, c); break;
-                        case kernel_format::bf16: wv[r * cols + c] = load<kernel_format::bf16>(row, c); break;
-                        case kernel_format::q8_0: wv[r * cols + c] = load<kernel_format::q8_0>(row, c); break;
-                        case kernel_format::q4_0: wv[r * cols + c] = load<kernel_format::q4_0>(row, c); break;
-                    }
-                }
+                with_kernel_format(fmt, [&](auto k) {
+                    store_row<k()>(src, row, cols);
+                    for (int c = 0; c < cols; ++c) wv[r * cols + c] = load<k()>(row, c);
+                });
             }
             const auto x = random_values(tokens * cols, 99);
             // Q4_0 weights meet activations rounded to Q8_0 blocks: the reference rounds them too
@@ -340,7 +328,7 @@ struct attention_run {
         a.out = out.data();
         a.max_splits = max_splits;
         a.workspace_rows = tokens * max_splits;
-        ws.assign(a.workspace_rows * n_head * (head_dim + 2), 0.0f);
+        ws.assign(a.workspace_rows * attention_state_layout{n_head, head_dim, 1}.row_floats(), 0.0f);
         a.workspace = ws.data();
         cpu::find_attention(kv, head_dim)(a, pool);
     }

@@ -2,6 +2,7 @@
 
 #include "vramplan/model/presets.hpp"
 #include "vramplan/model/training.hpp"
+#include "vramplan/plan/training_fit.hpp"
 
 using namespace vramplan;
 

@@ -5,11 +5,11 @@
 #include <cctype>
 #include <fstream>
 #include <set>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "vramplan/format/bytes.hpp"
 #include "vramplan/io/gguf_model.hpp"
+#include "vramplan/io/hf_config.hpp"
 #include "vramplan/model/format_policy.hpp"
 #include "vramplan/model/presets.hpp"
 #include "vramplan/plan/advice.hpp"
@@ -52,52 +52,6 @@ inline bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// A Hugging Face config.json of a llama-family model.
-inline decoder_shape shape_from_config(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw error("cannot open '" + path + "'");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw error("'" + path + "' is not valid JSON: " + e.what());
-    }
-    const std::string type = j.value("model_type", "");
-    if (type != "llama" && type != "mistral" && type != "qwen2")
-        throw error("'" + path + "': model_type '" + type + "' is not supported; vramplan reads llama, mistral and qwen2 configs");
-    auto need = [&](const char* key) -> std::uint64_t {
-        if (!j.contains(key) || !j[key].is_number_unsigned()) throw error("'" + path + "': missing or invalid '" + key + "'");
-        return j[key].get<std::uint64_t>();
-    };
-    decoder_shape s;
-    s.n_vocab = need("vocab_size");
-    s.n_embd = need("hidden_size");
-    s.n_layer = need("num_hidden_layers");
-    s.n_head = need("num_attention_heads");
-    s.n_head_kv = j.contains("num_key_value_heads") ? need("num_key_value_heads") : s.n_head;
-    s.n_ff = need("intermediate_size");
-    s.head_dim = j.contains("head_dim") && !j["head_dim"].is_null() ? need("head_dim") : (s.n_head ? s.n_embd / s.n_head : 0);
-    s.tied_output = j.value("tie_word_embeddings", false);
-    s.qkv_bias = type == "qwen2" || j.value("attention_bias", false);
-    s.rope_neox = type == "qwen2";
-    s.rope_base = j.value("rope_theta", 10000.0f);
-    s.norm_eps = j.value("rms_norm_eps", 1e-5f);
-    if (j.contains("max_position_embeddings")) s.n_ctx_train = need("max_position_embeddings");
-    // rope_scaling: "llama3" is Llama 3.1's, stored in GGUF as rope_freqs.weight; plan it the same.
-    if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
-        const auto& r = j["rope_scaling"];
-        const std::string kind = r.value("rope_type", r.value("type", std::string("none")));
-        if (kind == "llama3") s.rope_freqs = true;
-        else if (kind == "linear") {
-            s.scaling = rope_scaling::linear;
-            s.scaling_factor = r.value("factor", 1.0f);
-        } else if (kind == "yarn") s.scaling = rope_scaling::yarn;
-        else if (kind != "default" && kind != "none") s.scaling = rope_scaling::unknown;
-    }
-    validate(s);
-    return s;
-}
-
 // Names outlive every description that views them (model_desc holds a string_view).
 inline std::string_view intern(const std::string& s) {
     static std::set<std::string> names;
@@ -126,7 +80,7 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
     } else if (ends_with(spec, ".json")) {
         c.source = "config.json";
         c.name = spec;
-        c.desc = make_model(c.name, shape_from_config(spec), f16_policy);
+        c.desc = make_model(c.name, io::shape_from_config(spec), f16_policy);
     } else {
         const auto& e = presets::by_name(spec);
         c.source = "preset";

@@ -26,6 +26,11 @@ private:
 };
 }  // namespace
 
+std::uint64_t cuda_free_bytes() {
+    vramplan::runtime::cuda_backend probe;
+    return probe.device_memory().free;
+}
+
 std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress) {
     return std::make_unique<cuda_engine>(file, p, progress);
 }

@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
     app.add_option("--ubatch", ubatch, "prompt tokens per forward pass")->check(cli::count)->capture_default_str();
     app.add_option("--kv", kv, "KV cache format")->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}))->capture_default_str();
     app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-    app.add_option("--device-budget", budget, "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed");
+    app.add_option("--device-budget", budget,
+                   "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed (default: CUDA: the device's free memory less 64 MiB; "
+                   "CPU: the available host memory)");
     app.add_option("--temp", temperature, "sampling temperature (0: greedy)")->check(CLI::Range(0.0f, 10.0f))->capture_default_str();
     app.add_option("--top-k", top_k, "sample among the k most likely tokens")->check(cli::count)->capture_default_str();
     app.add_option("--top-p", top_p, "sample within this probability mass")->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
@@ -60,10 +62,21 @@ int main(int argc, char** argv) {
                                                       " new tokens exceed --ctx " + std::to_string(ctx));
         if (const std::string w = cli::trained_context_warning(m, ctx); !w.empty()) fmt::print(stderr, "{}\n", w);
         const bool cuda = device == "cuda";
+#if !VRAMPLAN_WITH_CUDA
+        if (cuda) throw error("this build has no CUDA support (nvcc was not found at configure time); use --device cpu");
+#endif
         m.activations = format{format_id::f32};
+        // Plan for the memory of the device the run uses. On CUDA, 64 MiB of what is free stays
+        // unplanned: cudaMalloc rounds the arena up to 2 MiB pages and the driver may take more.
+        constexpr std::uint64_t cuda_headroom = 64ull << 20;
         target_desc target{cuda ? "cuda" : "cpu", 0, 0};
         if (!budget.empty()) target.capacity = cli::parse_size(budget);
-        else target.capacity = runtime::host_memory_available();
+        else if (cuda) {
+#if VRAMPLAN_WITH_CUDA
+            const std::uint64_t free = generate::cuda_free_bytes();
+            target.capacity = free > cuda_headroom ? free - cuda_headroom : 0;
+#endif
+        } else target.capacity = runtime::host_memory_available();
         const limits lim{.context = ctx, .batch = 1, .ubatch = ubatch};
         const plan p = plan_auto_offload(m, target, lim);
         if (!p.fits())
@@ -75,8 +88,6 @@ int main(int argc, char** argv) {
         if (cuda) {
 #if VRAMPLAN_WITH_CUDA
             eng = generate::make_cuda_engine(file, p, progress);
-#else
-            throw error("this build has no CUDA support (nvcc was not found at configure time); use --device cpu");
 #endif
         } else {
             eng = generate::make_cpu_engine(file, p, threads, progress);

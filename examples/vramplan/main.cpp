@@ -11,6 +11,7 @@
 #include "emit_header.hpp"
 #include "report.hpp"
 #include "vramplan/model/training.hpp"
+#include "vramplan/plan/training_fit.hpp"
 #include "vramplan/plan/multi_gpu.hpp"
 
 using namespace vramplan;

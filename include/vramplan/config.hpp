@@ -24,3 +24,11 @@
 #else
 #define VRAMPLAN_X86_SIMD 0
 #endif
+
+// The instruction set the x86-64 SIMD paths are compiled for; the kernels that use it are called
+// only after a run-time check that the CPU has it (AVX2, FMA and F16C).
+#if VRAMPLAN_X86_SIMD
+#define VRAMPLAN_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+#else
+#define VRAMPLAN_TARGET_AVX2
+#endif

@@ -3,6 +3,7 @@
 
 #include "vramplan/config.hpp"
 #include "vramplan/error.hpp"
+#include "vramplan/limits.hpp"
 #include "vramplan/format/blocks.hpp"
 #include "vramplan/format/bytes.hpp"
 #include "vramplan/format/format.hpp"
@@ -22,7 +23,7 @@
 #include "vramplan/plan/fits.hpp"
 #include "vramplan/plan/lifetime_packer.hpp"
 #include "vramplan/plan/multi_gpu.hpp"
-#include "vramplan/plan/limits.hpp"
 #include "vramplan/plan/plan.hpp"
+#include "vramplan/plan/training_fit.hpp"
 #include "vramplan/target/catalog.hpp"
 #include "vramplan/target/target_desc.hpp"

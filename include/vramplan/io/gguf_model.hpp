@@ -34,7 +34,7 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     // Older files name linear scaling by its factor alone (rope.scale_linear).
     const bool legacy_linear = g.find(p + "rope.scale_linear") != nullptr;
     const std::string scaling = g.find(p + "rope.scaling.type") ? g.get_string(p + "rope.scaling.type") : legacy_linear ? "linear" : "none";
-    s.scaling = scaling == "none" ? rope_scaling::none : scaling == "linear" ? rope_scaling::linear : scaling == "yarn" ? rope_scaling::yarn : rope_scaling::unknown;
+    s.scaling = rope_scaling_by_name(scaling);
     if (s.scaling == rope_scaling::linear) {
         s.scaling_factor = static_cast<float>(g.get_float(p + "rope.scaling.factor", g.get_float(p + "rope.scale_linear", 1.0)));
         if (!(s.scaling_factor > 0.0f)) g.fail("rope.scaling.factor must be positive");

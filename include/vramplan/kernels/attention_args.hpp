@@ -6,13 +6,15 @@
 
 #include "vramplan/config.hpp"
 #include "vramplan/error.hpp"
+#include "vramplan/kernels/attention_layout.hpp"
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/kernel_format.hpp"
 
 namespace vramplan::kernels {
 
-// Cache layout: one row per (sequence, position), row index seq * context + pos, each row the
-// n_head_kv * head_dim values of that token, quantized along the row as the planner sizes it.
+// Cache layout: one row per (sequence, position) (kv_cache_row in attention_layout.hpp), each row
+// the n_head_kv * head_dim values of that token, quantized along the row as the planner sizes it.
+// Partial states in the workspace follow attention_state_layout.
 struct attention_args {
     std::uint64_t tokens = 0;      // query rows
     std::uint64_t n_head = 0;
@@ -27,7 +29,7 @@ struct attention_args {
     const void* k = nullptr;
     const void* v = nullptr;
     float* out = nullptr;          // [tokens][n_head][head_dim]
-    float* workspace = nullptr;    // partial states: workspace_rows x n_head x (head_dim + 2) floats
+    float* workspace = nullptr;    // partial states: workspace_rows rows of attention_state_layout
     std::uint64_t workspace_rows = 0;
     std::uint64_t max_splits = 1;  // context splits per query row, when the workspace allows
 
@@ -41,6 +43,9 @@ struct attention_args {
         const std::uint64_t s = fit < max_splits ? fit : max_splits;
         return s < 1 ? 1 : s;
     }
+    VRAMPLAN_HOST_DEVICE attention_state_layout states() const { return {n_head, head_dim, splits()}; }
+    // The cache row of query row t's sequence at position 0.
+    VRAMPLAN_HOST_DEVICE std::uint64_t first_row(std::uint64_t t) const { return kv_cache_row(seq, t, context, 0); }
 };
 
 // Both the CPU and the CUDA kernels read queries in f32 or f16 and nothing else.

@@ -14,7 +14,7 @@
 namespace vramplan::kernels {
 
 // Formats the kernels compute on, as a compact tag usable in device code and as a template argument.
-enum class kernel_format : std::uint8_t { f32, f16, bf16, q8_0, q4_0 };
+enum class kernel_format : std::uint8_t { f32, f16, bf16, q8_0, q4_0, count };
 
 VRAMPLAN_HOST_DEVICE constexpr int block_size(kernel_format f) {
     return f == kernel_format::q8_0 || f == kernel_format::q4_0 ? 32 : 1;
@@ -26,6 +26,7 @@ VRAMPLAN_HOST_DEVICE constexpr int block_bytes(kernel_format f) {
         case kernel_format::bf16: return 2;
         case kernel_format::q8_0: return 34;
         case kernel_format::q4_0: return 18;
+        case kernel_format::count: break;
     }
     return 0;
 }

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "vramplan/error.hpp"
 #include "vramplan/kernels/kernel_format.hpp"
@@ -23,6 +26,35 @@ inline constexpr std::array<kernel_format, 4> attention_kv_formats{kernel_format
 
 [[noreturn]] inline void throw_no_kv_kernel(kernel_format kv) {
     throw error(std::string("no KV cache kernel for ") + kernel_format_name(kv) + "; use f32, f16, q8_0 or q4_0");
+}
+
+// fn(std::integral_constant<kernel_format, Kv>{}) for a run-time cache format the KV kernels take.
+template <class Fn>
+auto with_kv_format(kernel_format kv, Fn&& fn) {
+    using R = decltype(fn(std::integral_constant<kernel_format, attention_kv_formats[0]>{}));
+    return [&]<std::size_t... I>(std::index_sequence<I...>) -> R {
+        R r{};
+        if (!((kv == attention_kv_formats[I] ? (r = fn(std::integral_constant<kernel_format, attention_kv_formats[I]>{}), true) : false) || ...))
+            throw_no_kv_kernel(kv);
+        return r;
+    }(std::make_index_sequence<attention_kv_formats.size()>{});
+}
+
+// fn(Kv, HeadDim) as integral constants for a run-time cache format and head_dim the attention
+// kernels are instantiated for; anything else is the error that lists what is.
+template <class Fn>
+auto with_attention_shape(kernel_format kv, std::uint64_t head_dim, Fn&& fn) {
+    return with_kv_format(kv, [&](auto k) {
+        using R = decltype(fn(k, std::integral_constant<int, attention_head_dims[0]>{}));
+        return [&]<std::size_t... J>(std::index_sequence<J...>) -> R {
+            R r{};
+            if (!((head_dim == static_cast<std::uint64_t>(attention_head_dims[J]) ? (r = fn(k, std::integral_constant<int, attention_head_dims[J]>{}), true)
+                                                                                   : false) ||
+                  ...))
+                throw_no_attention_kernel(kv, head_dim);
+            return r;
+        }(std::make_index_sequence<attention_head_dims.size()>{});
+    });
 }
 
 }  // namespace vramplan::kernels

@@ -33,6 +33,15 @@ constexpr std::string_view rope_scaling_name(rope_scaling r) {
     return "unknown";
 }
 
+// The scaling a name denotes, as GGUF's rope.scaling.type and config.json's rope_scaling.rope_type
+// spell it ("default" is config.json's none); any other name is unknown, so it can be refused.
+constexpr rope_scaling rope_scaling_by_name(std::string_view n) {
+    if (n == "none" || n == "default") return rope_scaling::none;
+    if (n == "linear") return rope_scaling::linear;
+    if (n == "yarn") return rope_scaling::yarn;
+    return rope_scaling::unknown;
+}
+
 struct decoder_shape {
     std::uint64_t n_vocab = 0;
     std::uint64_t n_embd = 0;

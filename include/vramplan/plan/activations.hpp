@@ -9,7 +9,7 @@
 #include "vramplan/kernels/attention_layout.hpp"
 #include "vramplan/model/graph.hpp"
 #include "vramplan/model/model_desc.hpp"
-#include "vramplan/plan/limits.hpp"
+#include "vramplan/limits.hpp"
 
 namespace vramplan {
 

@@ -15,7 +15,7 @@
 #include "vramplan/model/model_desc.hpp"
 #include "vramplan/plan/activations.hpp"
 #include "vramplan/plan/lifetime_packer.hpp"
-#include "vramplan/plan/limits.hpp"
+#include "vramplan/limits.hpp"
 #include "vramplan/target/target_desc.hpp"
 
 namespace vramplan {

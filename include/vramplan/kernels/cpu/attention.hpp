@@ -29,7 +29,7 @@ void kv_append(const float* k_new, const float* v_new, const std::int32_t* pos, 
                std::uint64_t kv_dim, std::uint64_t context, void* k_cache, void* v_cache) {
     const std::uint64_t row_bytes = kernel_row_bytes(Kv, kv_dim);
     for (std::uint64_t t = 0; t < tokens; ++t) {
-        const std::uint64_t row = (seq ? static_cast<std::uint64_t>(seq[t]) : 0) * context + static_cast<std::uint64_t>(pos[t]);
+        const std::uint64_t row = kv_cache_row(seq, t, context, static_cast<std::uint64_t>(pos[t]));
         cpu::store_row_cpu<Kv>(k_new + t * kv_dim, static_cast<std::uint8_t*>(k_cache) + row * row_bytes, kv_dim);
         cpu::store_row_cpu<Kv>(v_new + t * kv_dim, static_cast<std::uint8_t*>(v_cache) + row * row_bytes, kv_dim);
     }
@@ -42,8 +42,8 @@ void attention(const attention_args& a, thread_pool& pool) {
     const std::uint64_t row_bytes = kernel_row_bytes(Kv, a.kv_dim());
     const std::uint64_t group = a.n_head / a.n_head_kv;
     const std::uint64_t splits = a.splits();
-    const std::uint64_t state = HeadDim + 2;  // m, l, acc[HeadDim]
-    auto partial = [&](std::uint64_t t, std::uint64_t h, std::uint64_t s) { return a.workspace + ((t * a.n_head + h) * splits + s) * state; };
+    const attention_state_layout states{a.n_head, HeadDim, splits};
+    auto partial = [&](std::uint64_t t, std::uint64_t h, std::uint64_t s) { return a.workspace + states.offset(t, h, s); };
     const auto* kc = static_cast<const std::uint8_t*>(a.k);
     const auto* vc = static_cast<const std::uint8_t*>(a.v);
 
@@ -88,7 +88,7 @@ void attention(const attention_args& a, thread_pool& pool) {
         const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
         const std::uint64_t chunk = (keys + splits - 1) / splits;
         const std::uint64_t from = std::min(s * chunk, keys), to = std::min(from + chunk, keys);
-        return item_range{t, s, g0, g1, from, to, (a.seq ? static_cast<std::uint64_t>(a.seq[t]) : 0) * a.context};
+        return item_range{t, s, g0, g1, from, to, a.first_row(t)};
     };
     pool.parallel_for(rows_items * head_ranges, [&](std::uint64_t begin, std::uint64_t end) {
         alignas(32) key_slices<HeadDim> kf, vf;

@@ -40,7 +40,7 @@ inline constexpr std::uint64_t piece_bytes = is_block_format(Kv) ? block_bytes(K
 
 // Values 8I..8I+7 of the piece at p as floats, before the piece's scale.
 template <kernel_format Kv, int I>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 piece_chunk(const std::uint8_t* p) {
+VRAMPLAN_TARGET_AVX2 inline __m256 piece_chunk(const std::uint8_t* p) {
     if constexpr (Kv == kernel_format::f32) {
         return _mm256_loadu_ps(reinterpret_cast<const float*>(p) + 8 * I);
     } else if constexpr (Kv == kernel_format::f16) {
@@ -57,7 +57,7 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 piece_chunk(const std::ui
 
 // acc_h[k] += q_h . (chunk I of the f32 or f16 pieces at k0 and k1) for the heads H....
 template <kernel_format Kv, int HeadDim, int I, std::size_t G, std::size_t... H>
-__attribute__((target("avx2,fma,f16c"))) inline void chunk_products(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, __m256 (&a0)[G],
+VRAMPLAN_TARGET_AVX2 inline void chunk_products(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, __m256 (&a0)[G],
                                                                     __m256 (&a1)[G], std::index_sequence<H...>) {
     const __m256 x0 = piece_chunk<Kv, I>(k0), x1 = piece_chunk<Kv, I>(k1);
     ((a0[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + 8 * I), x0, a0[H]), a1[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + 8 * I), x1, a1[H])),
@@ -68,7 +68,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void chunk_products(const float*
 // result is (h0 k0, h0 k1, h1 k0, ...). The per-head accumulators are arrays indexed only through
 // folds over H and the piece's chunks I, so they live in registers on every compiler.
 template <kernel_format Kv, int HeadDim, std::size_t... H, std::size_t... I>
-__attribute__((target("avx2,fma,f16c"))) inline void scores_2keys(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, float* out,
+VRAMPLAN_TARGET_AVX2 inline void scores_2keys(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, float* out,
                                                                   std::index_sequence<H...>, std::index_sequence<I...>) {
     static_assert(!is_block_format(Kv), "Q8_0 and Q4_0 keys meet rounded queries: scores_rounded");
     constexpr int P = piece_values<Kv>;
@@ -89,7 +89,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void scores_2keys(const float* q
 // values as magnitudes (their signs go to the query, vpsignb), Q4_0's nibbles as they are
 // (0..15; the -8 comes back through the query's block sums).
 template <kernel_format Kv>
-__attribute__((target("avx2,fma,f16c"))) inline __m256i key_block_bytes(const std::uint8_t* p) {
+VRAMPLAN_TARGET_AVX2 inline __m256i key_block_bytes(const std::uint8_t* p) {
     if constexpr (Kv == kernel_format::q8_0) {
         return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const blocks::q8_0*>(p)->qs));
     } else {
@@ -100,7 +100,7 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256i key_block_bytes(const st
 // Eight 32-bit partial sums of a key block's integers times a rounded query block's (Q4_0: before
 // the -8 offset). No pair of products overflows vpmaddubsw's 16 bits: 2 x 127 x 127 < 32768.
 template <kernel_format Kv>
-__attribute__((target("avx2,fma,f16c"))) inline __m256i block_products(__m256i key, __m256i query) {
+VRAMPLAN_TARGET_AVX2 inline __m256i block_products(__m256i key, __m256i query) {
     if constexpr (Kv == kernel_format::q8_0)
         return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(key, key), _mm256_sign_epi8(query, key)), _mm256_set1_epi16(1));
     else
@@ -117,7 +117,7 @@ inline constexpr int keys_per_reduction = G == 1 ? 8 : G == 2 ? 4 : 2;
 // written to memory one by one and read back as a vector, they would wait for the stores to
 // retire, as narrow stores do not forward to a wide load.
 template <int Keys>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 piece_scales(const std::uint8_t* p, std::uint64_t row_bytes, int j0, int n) {
+VRAMPLAN_TARGET_AVX2 inline __m256 piece_scales(const std::uint8_t* p, std::uint64_t row_bytes, int j0, int n) {
     static_assert(Keys == 2 || Keys == 4 || Keys == 8);
     // Both block formats begin with their f16 scale.
     const auto bits = [&](int i) -> std::uint64_t {
@@ -138,7 +138,7 @@ struct rounded_block_terms {
     __m256i offset[HeadDim / 32];
 };
 template <kernel_format Kv, int HeadDim, int G>
-__attribute__((target("avx2,fma,f16c"))) inline void block_terms(const rounded_rows& q, float scale, rounded_block_terms<HeadDim>& t) {
+VRAMPLAN_TARGET_AVX2 inline void block_terms(const rounded_rows& q, float scale, rounded_block_terms<HeadDim>& t) {
     constexpr int K = keys_per_reduction<G>;
     for (int b = 0; b < HeadDim / 32; ++b) {
         alignas(32) float d[8] = {};
@@ -162,7 +162,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void block_terms(const rounded_r
 // bunched before the keys (four for eight keys) they were about 10% slower at 4k with one head
 // per KV head, a small version of the burst prefetch.hpp describes.
 template <kernel_format Kv, int HeadDim, int G>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 scores_rounded(const rounded_rows& q, const rounded_block_terms<HeadDim>& t, const std::uint8_t* k,
+VRAMPLAN_TARGET_AVX2 inline __m256 scores_rounded(const rounded_rows& q, const rounded_block_terms<HeadDim>& t, const std::uint8_t* k,
                                                                      std::uint64_t row_bytes, int j0, int n, tile_prefetcher& next_tile, int steps) {
     constexpr int K = keys_per_reduction<G>;
     const std::uint8_t* row[K];
@@ -191,7 +191,7 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 scores_rounded(const roun
 // v (rows row_bytes apart) for the heads H..., v_j before its piece's scale: for block formats the
 // weights w come with the scales folded in.
 template <kernel_format Kv, int I0, std::size_t... H>
-__attribute__((target("avx2,fma,f16c"))) inline void values_16(const float (*w)[key_tile], const float* rescale, const std::uint8_t* v,
+VRAMPLAN_TARGET_AVX2 inline void values_16(const float (*w)[key_tile], const float* rescale, const std::uint8_t* v,
                                                                std::uint64_t row_bytes, int n, float* const* acc, std::index_sequence<H...>) {
     __m256 r0[] = {_mm256_mul_ps(_mm256_loadu_ps(acc[H]), _mm256_set1_ps(rescale[H]))...};
     __m256 r1[] = {_mm256_mul_ps(_mm256_loadu_ps(acc[H] + 8), _mm256_set1_ps(rescale[H]))...};
@@ -205,7 +205,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void values_16(const float (*w)[
 // w[h][j] = p[h][j] * (scale of the piece at v in row j): folding a block's scale into the weights
 // once per tile takes a scale load, conversion and multiply out of every 16 values of every key.
 template <int G>
-__attribute__((target("avx2,fma,f16c"))) inline void fold_value_scales(const float (*p)[key_tile], const std::uint8_t* v, std::uint64_t row_bytes,
+VRAMPLAN_TARGET_AVX2 inline void fold_value_scales(const float (*p)[key_tile], const std::uint8_t* v, std::uint64_t row_bytes,
                                                                        int n, float (*w)[key_tile]) {
     static_assert(key_tile == 16);
     const __m256 d0 = piece_scales<8>(v, row_bytes, 0, n), d1 = piece_scales<8>(v, row_bytes, 8, n);
@@ -219,7 +219,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void fold_value_scales(const flo
 // slice) folded into the states of G consecutive query heads, whose queries start at q (f32 and
 // f16 caches) or, rounded to Q8_0, at qr (Q8_0 and Q4_0 caches).
 template <kernel_format Kv, int HeadDim, int G>
-__attribute__((target("avx2,fma,f16c"))) inline void group_step(const float* q, const rounded_rows& qr, const std::uint8_t* k, const std::uint8_t* v,
+VRAMPLAN_TARGET_AVX2 inline void group_step(const float* q, const rounded_rows& qr, const std::uint8_t* k, const std::uint8_t* v,
                                                                 std::uint64_t row_bytes, int n, float scale, const head_state* st, tile_prefetcher& next_tile) {
     constexpr int P = piece_values<Kv>;
     alignas(32) float p[G][key_tile];

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "vramplan/config.hpp"
+#include "vramplan/kernels/attention_layout.hpp"
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
 #if VRAMPLAN_X86_SIMD
@@ -48,7 +49,7 @@ inline void merge_states_portable(const float* states, std::uint64_t splits, int
     softmax_state st;
     float acc[256] = {};
     for (std::uint64_t s = 0; s < splits; ++s) {
-        const float* p = states + s * static_cast<std::uint64_t>(head_dim + 2);
+        const float* p = states + s * attention_state_layout{1, static_cast<std::uint64_t>(head_dim), 1}.state_floats();
         float mine, theirs;
         st.merge(softmax_state{p[0], p[1]}, mine, theirs);
         for (int d = 0; d < head_dim; ++d) acc[d] = acc[d] * mine + p[2 + d] * theirs;
@@ -85,7 +86,7 @@ namespace simd {
 // keeps 2^n normal in the exponent trick and, next to the tile maximum's weight of exactly 1, is
 // far below f32 resolution of the sum. x = n ln2 + r with |r| <= ln2/2 (ln2 split in two parts so
 // n ln2 is exact); e^r by its Taylor series to r^7, whose remainder is under 6e-9 relative.
-__attribute__((target("avx2,fma,f16c"))) inline __m256 exp_nonpositive(__m256 x) {
+VRAMPLAN_TARGET_AVX2 inline __m256 exp_nonpositive(__m256 x) {
     x = _mm256_max_ps(x, _mm256_set1_ps(-86.0f));
     const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
@@ -103,7 +104,7 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 exp_nonpositive(__m256 x)
 }
 
 // The same over an array (n a multiple of 8), for tests and callers outside AVX2 code.
-__attribute__((target("avx2,fma,f16c"))) inline void exp_nonpositive(const float* x, float* y, std::uint64_t n) {
+VRAMPLAN_TARGET_AVX2 inline void exp_nonpositive(const float* x, float* y, std::uint64_t n) {
     for (std::uint64_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp_nonpositive(_mm256_loadu_ps(x + i)));
 }
 
@@ -113,7 +114,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void exp_nonpositive(const float
 // reductions overlap, and their G rescale factors come from one vector exp. A head's first tile
 // gets e^-86 rather than 0 as its factor; it scales an empty state (sum and accumulator 0).
 template <int G>
-__attribute__((target("avx2,fma,f16c"))) inline void fold_scores(float (*s)[key_tile], const head_state* st, float* rescale) {
+VRAMPLAN_TARGET_AVX2 inline void fold_scores(float (*s)[key_tile], const head_state* st, float* rescale) {
     static_assert(key_tile == 16 && G >= 1 && G <= 8);
     __m256 s0[G], s1[G];
     alignas(32) float old_m[8] = {}, new_m[8] = {}, r[8];
@@ -146,7 +147,7 @@ __attribute__((target("avx2,fma,f16c"))) inline void fold_scores(float (*s)[key_
 // them waiting on FMA latency), every load of q serves all eight, and one horizontal-add tree
 // reduces the eight sums together instead of eight separate horizontal sums.
 template <int HeadDim>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 scores8(const float* q, const float* k) {
+VRAMPLAN_TARGET_AVX2 inline __m256 scores8(const float* q, const float* k) {
     __m256 a[8] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                    _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int d = 0; d < HeadDim; d += 8) {
@@ -170,7 +171,7 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 scores8(const float* q, c
 // acc[D0, D0 + 8 NV) = acc * rescale + sum_j p[j] v[j], the NV accumulators held in registers over
 // the whole tile (fold expressions unroll them, so no compiler leaves them on the stack).
 template <int HeadDim, int D0, std::size_t... I>
-__attribute__((target("avx2,fma,f16c"))) inline void accumulate(const float* p, const float* v, int n, float rescale, float* acc,
+VRAMPLAN_TARGET_AVX2 inline void accumulate(const float* p, const float* v, int n, float rescale, float* acc,
                                                                  std::index_sequence<I...>) {
     const __m256 c = _mm256_set1_ps(rescale);
     __m256 r[sizeof...(I)] = {_mm256_mul_ps(_mm256_loadu_ps(acc + D0 + 8 * I), c)...};
@@ -186,14 +187,14 @@ __attribute__((target("avx2,fma,f16c"))) inline void accumulate(const float* p, 
 
 // Score of one key (the tile's last keys when n is not a multiple of 4).
 template <int HeadDim>
-__attribute__((target("avx2,fma,f16c"))) inline float score1(const float* q, const float* k) {
+VRAMPLAN_TARGET_AVX2 inline float score1(const float* q, const float* k) {
     __m256 a = _mm256_setzero_ps();
     for (int d = 0; d < HeadDim; d += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), a);
     return hsum(a);
 }
 
 template <int HeadDim>
-__attribute__((target("avx2,fma,f16c"))) inline void tile_step(const float* q, const float* k, const float* v, int n, float scale, head_state st) {
+VRAMPLAN_TARGET_AVX2 inline void tile_step(const float* q, const float* k, const float* v, int n, float scale, head_state st) {
     alignas(32) float s[key_tile];
     int j = 0;
     for (; j + 8 <= n; j += 8) _mm256_store_ps(s + j, _mm256_mul_ps(scores8<HeadDim>(q, k + j * HeadDim), _mm256_set1_ps(scale)));
@@ -209,14 +210,14 @@ __attribute__((target("avx2,fma,f16c"))) inline void tile_step(const float* q, c
 // clears and merges a state per query head and split, and as scalar loops (a rep stos per state)
 // they took 7% of the kernel with a 2k context held in cache.
 template <std::size_t... I>
-__attribute__((target("avx2,fma,f16c"))) inline void clear_state(head_state st, std::index_sequence<I...>) {
+VRAMPLAN_TARGET_AVX2 inline void clear_state(head_state st, std::index_sequence<I...>) {
     st.m() = -INFINITY;
     st.l() = 0.0f;
     (_mm256_storeu_ps(st.acc() + 8 * I, _mm256_setzero_ps()), ...);
 }
 
 template <std::size_t... I>
-__attribute__((target("avx2,fma,f16c"))) inline void merge_states(const float* states, std::uint64_t splits, float* out, std::index_sequence<I...>) {
+VRAMPLAN_TARGET_AVX2 inline void merge_states(const float* states, std::uint64_t splits, float* out, std::index_sequence<I...>) {
     constexpr std::uint64_t stride = 8 * sizeof...(I) + 2;
     softmax_state st;
     __m256 acc[] = {((void)I, _mm256_setzero_ps())...};

@@ -4,17 +4,14 @@
 #include <cstdint>
 
 #include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/kernel_format.hpp"
 
 namespace vramplan::kernels::cpu {
 
 inline void dequantize_row(kernel_format f, const void* row, float* out, std::uint64_t n) {
-    switch (f) {
-        case kernel_format::f32: for (std::uint64_t i = 0; i < n; ++i) out[i] = load<kernel_format::f32>(row, i); break;
-        case kernel_format::f16: for (std::uint64_t i = 0; i < n; ++i) out[i] = load<kernel_format::f16>(row, i); break;
-        case kernel_format::bf16: for (std::uint64_t i = 0; i < n; ++i) out[i] = load<kernel_format::bf16>(row, i); break;
-        case kernel_format::q8_0: for (std::uint64_t i = 0; i < n; ++i) out[i] = load<kernel_format::q8_0>(row, i); break;
-        case kernel_format::q4_0: for (std::uint64_t i = 0; i < n; ++i) out[i] = load<kernel_format::q4_0>(row, i); break;
-    }
+    with_kernel_format(f, [&](auto k) {
+        for (std::uint64_t i = 0; i < n; ++i) out[i] = load<k()>(row, i);
+    });
 }
 
 }  // namespace vramplan::kernels::cpu

@@ -19,45 +19,15 @@ using kv_append_fn = void (*)(const float*, const float*, const std::int32_t*, c
                               std::uint64_t, void*, void*);
 
 inline matmul_fn find_matmul(kernel_format w) {
-    switch (w) {
-        case kernel_format::f32: return &matmul<kernel_format::f32>;
-        case kernel_format::f16: return &matmul<kernel_format::f16>;
-        case kernel_format::bf16: return &matmul<kernel_format::bf16>;
-        case kernel_format::q8_0: return &matmul<kernel_format::q8_0>;
-        case kernel_format::q4_0: return &matmul<kernel_format::q4_0>;
-    }
-    throw error("no matmul kernel for this weight format");
+    return with_kernel_format(w, [](auto f) { return matmul_fn{&matmul<f()>}; });
 }
-
-namespace detail {
-template <kernel_format Kv, std::size_t... I>
-attention_fn attention_for_head_dim(std::uint64_t head_dim, std::index_sequence<I...>) {
-    attention_fn fn = nullptr;
-    ((head_dim == static_cast<std::uint64_t>(attention_head_dims[I]) ? (fn = &attention<Kv, attention_head_dims[I]>, 0) : 0), ...);
-    return fn;
-}
-template <std::size_t... K>
-attention_fn attention_for(kernel_format kv, std::uint64_t head_dim, std::index_sequence<K...>) {
-    attention_fn fn = nullptr;
-    ((kv == attention_kv_formats[K] ? (fn = attention_for_head_dim<attention_kv_formats[K]>(head_dim, std::make_index_sequence<attention_head_dims.size()>{}), 0) : 0), ...);
-    return fn;
-}
-}  // namespace detail
 
 inline attention_fn find_attention(kernel_format kv, std::uint64_t head_dim) {
-    if (attention_fn fn = detail::attention_for(kv, head_dim, std::make_index_sequence<attention_kv_formats.size()>{})) return fn;
-    throw_no_attention_kernel(kv, head_dim);
+    return with_attention_shape(kv, head_dim, [](auto k, auto d) { return attention_fn{&attention<k(), d()>}; });
 }
 
 inline kv_append_fn find_kv_append(kernel_format kv) {
-    switch (kv) {
-        case kernel_format::f32: return &kv_append<kernel_format::f32>;
-        case kernel_format::f16: return &kv_append<kernel_format::f16>;
-        case kernel_format::q8_0: return &kv_append<kernel_format::q8_0>;
-        case kernel_format::q4_0: return &kv_append<kernel_format::q4_0>;
-        default: break;
-    }
-    throw_no_kv_kernel(kv);
+    return with_kv_format(kv, [](auto k) { return kv_append_fn{&kv_append<k()>}; });
 }
 
 }  // namespace vramplan::kernels::cpu

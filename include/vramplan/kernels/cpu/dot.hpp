@@ -33,9 +33,9 @@ inline bool has_avx2() {
 
 namespace simd {
 // fp16 scale to float in one instruction (the portable conversion branches).
-__attribute__((target("avx2,fma,f16c"))) inline float scale(half_bits h) { return _cvtsh_ss(h.bits); }
+VRAMPLAN_TARGET_AVX2 inline float scale(half_bits h) { return _cvtsh_ss(h.bits); }
 
-__attribute__((target("avx2,fma,f16c"))) inline float hsum(__m256 v) {
+VRAMPLAN_TARGET_AVX2 inline float hsum(__m256 v) {
     __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
     lo = _mm_add_ps(lo, hi);
     lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
@@ -43,7 +43,7 @@ __attribute__((target("avx2,fma,f16c"))) inline float hsum(__m256 v) {
     return _mm_cvtss_f32(lo);
 }
 
-__attribute__((target("avx2,fma,f16c"))) inline float dot_f32(const float* w, const float* x, std::uint64_t n) {
+VRAMPLAN_TARGET_AVX2 inline float dot_f32(const float* w, const float* x, std::uint64_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     std::uint64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -55,7 +55,7 @@ __attribute__((target("avx2,fma,f16c"))) inline float dot_f32(const float* w, co
     return acc;
 }
 
-__attribute__((target("avx2,fma,f16c"))) inline float dot_f16(const half_bits* w, const float* x, std::uint64_t n) {
+VRAMPLAN_TARGET_AVX2 inline float dot_f16(const half_bits* w, const float* x, std::uint64_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     std::uint64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -70,11 +70,11 @@ __attribute__((target("avx2,fma,f16c"))) inline float dot_f16(const half_bits* w
 }
 
 // 8 int8 values straight from memory into 8 floats (one vpmovsxbd with a memory operand).
-__attribute__((target("avx2,fma,f16c"))) inline __m256 load8_i8(const std::int8_t* p) {
+VRAMPLAN_TARGET_AVX2 inline __m256 load8_i8(const std::int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
-__attribute__((target("avx2,fma,f16c"))) inline float dot_q8_0(const blocks::q8_0* w, const float* x, std::uint64_t n) {
+VRAMPLAN_TARGET_AVX2 inline float dot_q8_0(const blocks::q8_0* w, const float* x, std::uint64_t n) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (std::uint64_t b = 0; b < n / 32; ++b, x += 32) {
         const std::int8_t* q = w[b].qs;
@@ -91,11 +91,11 @@ __attribute__((target("avx2,fma,f16c"))) inline float dot_q8_0(const blocks::q8_
 
 // Byte k of a Q4_0 block holds element k (low nibble) and element k + 16 (high nibble), so 8
 // bytes widened to 8 lanes give elements 8i..8i+7 from the low nibbles and 16+8i.. from the high.
-__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_value(__m256i nibbles, __m256i eight) {
+VRAMPLAN_TARGET_AVX2 inline __m256 q4_value(__m256i nibbles, __m256i eight) {
     return _mm256_cvtepi32_ps(_mm256_sub_epi32(nibbles, eight));
 }
 
-__attribute__((target("avx2,fma,f16c"))) inline float dot_q4_0(const blocks::q4_0* w, const float* x, std::uint64_t n) {
+VRAMPLAN_TARGET_AVX2 inline float dot_q4_0(const blocks::q4_0* w, const float* x, std::uint64_t n) {
     const __m256i low = _mm256_set1_epi32(0x0f), eight = _mm256_set1_epi32(8);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (std::uint64_t b = 0; b < n / 32; ++b, x += 32) {
@@ -113,16 +113,16 @@ __attribute__((target("avx2,fma,f16c"))) inline float dot_q4_0(const blocks::q4_
 }
 
 // Whole blocks of a row to floats (the attention kernel dequantizes each K/V slice once per group).
-__attribute__((target("avx2,fma,f16c"))) inline void to_f32_f16(const half_bits* v, float* y, std::uint64_t n) {
+VRAMPLAN_TARGET_AVX2 inline void to_f32_f16(const half_bits* v, float* y, std::uint64_t n) {
     for (std::uint64_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))));
 }
-__attribute__((target("avx2,fma,f16c"))) inline void to_f32_q8_0(const blocks::q8_0* v, float* y, std::uint64_t n) {
+VRAMPLAN_TARGET_AVX2 inline void to_f32_q8_0(const blocks::q8_0* v, float* y, std::uint64_t n) {
     for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
         const __m256 d = _mm256_set1_ps(scale(v[b].d));
         for (int i = 0; i < 4; ++i) _mm256_storeu_ps(y + 8 * i, _mm256_mul_ps(d, load8_i8(v[b].qs + 8 * i)));
     }
 }
-__attribute__((target("avx2,fma,f16c"))) inline void to_f32_q4_0(const blocks::q4_0* v, float* y, std::uint64_t n) {
+VRAMPLAN_TARGET_AVX2 inline void to_f32_q4_0(const blocks::q4_0* v, float* y, std::uint64_t n) {
     const __m256i low = _mm256_set1_epi32(0x0f), eight = _mm256_set1_epi32(8);
     for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
         const __m256 d = _mm256_set1_ps(scale(v[b].d));
@@ -137,19 +137,19 @@ __attribute__((target("avx2,fma,f16c"))) inline void to_f32_q4_0(const blocks::q
 // The 32 values of a Q4_0 block in element order as unsigned bytes (0..15, before the -8): the 16
 // packed bytes go to both halves of a register and only the upper half is shifted, so the low
 // nibbles (elements 0..15) and the high ones (16..31) come out of one load, shift and mask.
-__attribute__((target("avx2,fma,f16c"))) inline __m256i q4_0_nibbles(const blocks::q4_0& w) {
+VRAMPLAN_TARGET_AVX2 inline __m256i q4_0_nibbles(const blocks::q4_0& w) {
     const __m256i packed = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)));
     return _mm256_and_si256(_mm256_srlv_epi32(packed, _mm256_set_epi32(4, 4, 4, 4, 0, 0, 0, 0)), _mm256_set1_epi8(0x0f));
 }
 
 // 32 unsigned nibbles of a Q4_0 block (element order) times 32 signed bytes, as 8 partial sums.
-__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_0_products(const blocks::q4_0& w, __m256i x) {
+VRAMPLAN_TARGET_AVX2 inline __m256 q4_0_products(const blocks::q4_0& w, __m256i x) {
     return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(q4_0_nibbles(w), x), _mm256_set1_epi16(1)));
 }
 
 // The scales of block b of rows R... (up to eight) as one vector, lane r for row r.
 template <std::size_t... R>
-__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_0_scales(const blocks::q4_0* const* w, std::uint64_t b, std::index_sequence<R...>) {
+VRAMPLAN_TARGET_AVX2 inline __m256 q4_0_scales(const blocks::q4_0* const* w, std::uint64_t b, std::index_sequence<R...>) {
     __m128i h = _mm_setzero_si128();
     ((h = _mm_insert_epi16(h, w[R][b].d.bits, static_cast<int>(R))), ...);
     return _mm256_cvtph_ps(h);
@@ -164,7 +164,7 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 q4_0_scales(const blocks:
 // the offset's correction as one vector for all rows: done row by row, that scalar work was a
 // third of the instructions, and the kernel is compute-bound on a core (about 8 GB/s of weights).
 template <int Rows>
-__attribute__((target("avx2,fma,f16c"))) inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum,
+VRAMPLAN_TARGET_AVX2 inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum,
                                                                          std::uint64_t nblocks, float* out) {
     static_assert(Rows >= 1 && Rows <= 8, "one vector holds the scales of at most eight rows");
     __m256 acc[Rows];

@@ -29,7 +29,7 @@ namespace simd {
 // as there, because vmaxps returns its second operand when either is NaN), the same scalar scale
 // and inverse, the same product, and roundf's halves away from zero as trunc(v) plus a step of 1
 // where v - trunc(v) reaches +-0.5 (that difference is exact).
-__attribute__((target("avx2,fma,f16c"))) inline std::int32_t quantize_block_q8_0(const float* x, blocks::q8_0& b) {
+VRAMPLAN_TARGET_AVX2 inline std::int32_t quantize_block_q8_0(const float* x, blocks::q8_0& b) {
     const __m256 sign = _mm256_set1_ps(-0.0f);
     __m256 v[4];
     __m256 m = _mm256_setzero_ps();

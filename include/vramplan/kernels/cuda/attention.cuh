@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
     const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
     const std::uint64_t chunk = (keys + splits - 1) / splits;
     const std::uint64_t from = s * chunk < keys ? s * chunk : keys, to = from + chunk < keys ? from + chunk : keys;
-    const std::uint64_t base = (a.seq ? static_cast<std::uint64_t>(a.seq[t]) : 0) * a.context;
+    const std::uint64_t base = a.first_row(t);
     const std::uint64_t row_bytes = kernels::kernel_row_bytes(Kv, a.kv_dim());
     const std::uint64_t column = g * HeadDim + static_cast<std::uint64_t>(sub) * 8;
     const auto* k_cache = static_cast<const std::uint8_t*>(a.k) + base * row_bytes;
@@ -185,7 +185,8 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
 #pragma unroll
                 for (int k = 0; k < 8; ++k) partial_out[warp][h * HeadDim + sub * 8 + k] = acc[h][k];
     __syncthreads();
-    auto state = [&](int h) { return a.workspace + ((t * a.n_head + h0 + h) * splits + s) * (HeadDim + 2); };
+    const kernels::attention_state_layout states{a.n_head, HeadDim, splits};
+    auto state = [&](int h) { return a.workspace + states.offset(t, h0 + h, s); };
     if (warp < nh && lane == 0) {
         state(warp)[0] = m;
         state(warp)[1] = l;
@@ -205,14 +206,16 @@ __global__ void attention_merge(kernels::attention_args a, std::uint64_t splits)
     const std::uint64_t t = blockIdx.y, h = blockIdx.x;
     const int d = threadIdx.x;
     if (d >= HeadDim) return;
-    const float* states = a.workspace + (t * a.n_head + h) * splits * (HeadDim + 2);
+    const kernels::attention_state_layout layout{a.n_head, HeadDim, splits};
+    const std::uint64_t stride = layout.state_floats();
+    const float* states = a.workspace + layout.offset(t, h, 0);
     float m = -INFINITY;
 #pragma unroll 8
-    for (std::uint64_t s = 0; s < splits; ++s) m = fmaxf(m, states[s * (HeadDim + 2)]);
+    for (std::uint64_t s = 0; s < splits; ++s) m = fmaxf(m, states[s * stride]);
     float l = 0.0f, acc = 0.0f;
 #pragma unroll 8
     for (std::uint64_t s = 0; s < splits; ++s) {
-        const float* p = states + s * (HeadDim + 2);
+        const float* p = states + s * stride;
         const float w = p[0] == -INFINITY ? 0.0f : expf(p[0] - m);  // an empty split weighs nothing
         l = fmaf(w, p[1], l);
         acc = fmaf(w, p[2 + d], acc);
@@ -240,7 +243,7 @@ __global__ void kv_append_kernel(const float* k_new, const float* v_new, const s
     const std::uint64_t unit = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int bs = kernels::block_size(Kv);
     if (unit * bs >= kv_dim) return;
-    const std::uint64_t row = (seq ? static_cast<std::uint64_t>(seq[t]) : 0) * context + static_cast<std::uint64_t>(pos[t]);
+    const std::uint64_t row = kernels::kv_cache_row(seq, t, context, static_cast<std::uint64_t>(pos[t]));
     const std::uint64_t row_bytes = kernels::kernel_row_bytes(Kv, kv_dim);
     const std::uint64_t offset = unit * kernels::block_bytes(Kv);
     kernels::store_row<Kv>(k_new + t * kv_dim + unit * bs, static_cast<std::uint8_t*>(k_cache) + row * row_bytes + offset, bs);
