@@ -58,6 +58,19 @@ TEST_CASE("plan: Llama-3-8B Q4_0 at 8192 tokens on an RTX 4060 8GB and every num
     CHECK(j["tiers"]["gpu"]["capacity_bytes"] == 8ull << 30);
     CHECK(j["buffers"].size() == 3 + 32 * 9 + 64 + 16);  // globals, layer tensors, K/V per layer, activations
     CHECK(j["buffers"][0].contains("offset"));
+    // The steps are the forward graph's ops, the decoder block's (16) once for every layer, and a
+    // buffer's first and last steps name the ops that write and last read it.
+    const auto& steps = j["steps"];
+    REQUIRE(steps.size() == 2 + 16 + 3);
+    CHECK(steps[3]["name"] == "matmul attn_q.weight");
+    CHECK(steps[9]["name"] == "attention attn_out");
+    CHECK(steps[2]["per_layer"] == true);
+    CHECK(steps[18]["per_layer"] == false);
+    for (const auto& b : j["buffers"])
+        if (b["name"] == "act.q") {
+            CHECK(b["first"] == 3);
+            CHECK(b["last"] == 9);
+        }
     const auto text = run("plan -m llama-3-8b -g 4060 --weights q4_0 --ctx 8192");
     CHECK(text.rc == 0);
     CHECK(text.out.find("verdict FITS") != std::string::npos);

@@ -363,3 +363,37 @@ TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens and the quant
         }
     }
 }
+
+TEST_CASE("the forward pass checks its inputs in one place, whatever the backend, and refuses what it cannot run at start-up") {
+    test_model::spec s;
+    const std::string path = temp_file("vramplan_forward_inputs.gguf");
+    test_model::write(path, s, 21);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "test");
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 16, .ubatch = 4});
+    cpu_backend backend;
+    runtime::arena<cpu_backend> a(p, backend);
+    runtime::load_weights(file, a);
+    runtime::forward_pass<cpu_backend> llm(a);
+    const std::vector<std::int32_t> one{3}, at0{0};
+    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{64}, at0), "forward: token id 64 is outside the vocabulary of 64", error);
+    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{-1}, at0), "forward: token id -1 is outside the vocabulary of 64", error);
+    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{16}), "forward: position 16 is outside the planned context of 16 tokens", error);
+    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{-2}), "forward: position -2 is outside the planned context of 16 tokens", error);
+    CHECK_THROWS_WITH_AS(llm.forward({}, {}), doctest::Contains("1 to 4 tokens per pass"), error);
+    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>(5, 1), std::vector<std::int32_t>{0, 1, 2, 3, 4}), doctest::Contains("1 to 4 tokens"), error);
+    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{0, 1}), doctest::Contains("one position each"), error);
+    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{1, 2}, std::vector<std::int32_t>{0, 1}, true), doctest::Contains("plan with all_logits"), error);
+    const float* ok = llm.forward(one, at0);  // and a good call still runs after the refusals
+    CHECK(std::isfinite(ok[0]));
+
+    // A norm vector in f16 is refused by name when the pass is built, not mid-generation.
+    model_desc f16_norms = m;
+    block_formats b = f16_norms.layer(0);
+    b[tensor_role::ffn_norm] = format{format_id::f16};
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) f16_norms.set_layer(l, b);
+    const plan q = plan_inference(f16_norms, target_desc{"cpu", 1ull << 30, 0}, {.context = 16, .ubatch = 4});
+    runtime::arena<cpu_backend> qa(q, backend);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<cpu_backend>{qa}, "tensor blk.*.ffn_norm.weight is stored as f16; norm and bias vectors must be f32", error);
+    std::filesystem::remove(path);
+}

@@ -274,7 +274,8 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
         test_model::write(path, s, 5);
         const auto file = io::gguf_file::open(path);
         const model_desc m = io::describe(file, "test");
-        const limits lim{.context = 64, .ubatch = 8};
+        // Every token's logits: the one forward pass gives CUDA all_logits, which cuda_llama lacked.
+        const limits lim{.context = 64, .ubatch = 8, .all_logits = true};
         const std::vector<std::int32_t> tokens{1, 5, 9, 13, 17, 21};
         std::vector<std::int32_t> pos(tokens.size());
         for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
@@ -284,8 +285,8 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
         runtime::arena<runtime::cpu_backend> ca(cp, cb);
         runtime::load_weights(file, ca);
         runtime::forward_pass<runtime::cpu_backend> cl(ca);
-        const float* cl_logits = cl.forward(tokens, pos);
-        const std::vector<float> ref(cl_logits, cl_logits + s.vocab);
+        const float* cl_logits = cl.forward(tokens, pos, true);
+        const std::vector<float> ref(cl_logits, cl_logits + tokens.size() * s.vocab);
         for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
             plan_options o;
             o.gpu_layers = gpu_layers;
@@ -294,8 +295,12 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
             runtime::arena<runtime::cuda_backend> ga(gp, gb);
             runtime::load_weights(file, ga);
             runtime::forward_pass<runtime::cuda_backend> gl(ga);
-            const float* g = gl.forward(tokens, pos);
-            CHECK(max_diff(std::vector<float>(g, g + s.vocab), ref) <= 1e-3);
+            const float* g = gl.forward(tokens, pos, true);
+            CHECK(max_diff(std::vector<float>(g, g + tokens.size() * s.vocab), ref) <= 1e-3);
+            // The input checks are the CPU's: the same messages, before any kernel runs.
+            CHECK_THROWS_WITH_AS(gl.forward(std::vector<std::int32_t>{static_cast<std::int32_t>(s.vocab)}, std::vector<std::int32_t>{0}),
+                                 doctest::Contains("outside the vocabulary"), error);
+            CHECK_THROWS_WITH_AS(gl.forward(std::vector<std::int32_t>{1}, std::vector<std::int32_t>{64}), doctest::Contains("outside the planned context"), error);
         }
         std::filesystem::remove(path);
     }
