@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <new>
 
+#include "../examples/common/count_allocations.hpp"
 #include "test_model.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/runtime/arena.hpp"
@@ -16,30 +17,9 @@
 #include "vramplan/runtime/model_loader.hpp"
 #include "vramplan/runtime/sampler.hpp"
 
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-    if (counting) ++allocations;
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void* operator new(std::size_t n, std::align_val_t a) {
-    if (counting) ++allocations;
-    if (void* p = std::aligned_alloc(static_cast<std::size_t>(a), (n + static_cast<std::size_t>(a) - 1) / static_cast<std::size_t>(a) * static_cast<std::size_t>(a))) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-
 using namespace vramplan;
+using vramplan_alloc::allocations;
+using vramplan_alloc::counting;
 
 TEST_CASE("the allocation counter sees allocations") {
     allocations = 0;

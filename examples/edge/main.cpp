@@ -3,14 +3,13 @@
 // the board, the arena is a static buffer of exactly the compile-time plan's size, and after
 // start-up (loading the weights, building the forward pass) generation touches no heap: this
 // program counts every allocation and fails if one happens.
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "../common/count_allocations.hpp"
 #include "edge_model.hpp"  // generated: struct edge_model { static constexpr vramplan::model_desc describe(); }
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/tokenizer.hpp"
@@ -22,23 +21,9 @@
 #include "vramplan/target/catalog.hpp"
 
 namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-    if (counting) ++allocations;
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-
-namespace {
 using namespace vramplan;
+using vramplan_alloc::allocations;
+using vramplan_alloc::counting;
 
 // A small board: 2 MiB of memory for the model, 256 KiB of it kept for the runtime.
 struct board {
