@@ -48,7 +48,8 @@ double time_it(Fn&& fn, int reps) {
 // grid-stride kernel that loads 16 bytes per thread per step and keeps only an XOR of them.
 __global__ void read_kernel(const uint4* p, std::uint64_t n, unsigned* sink) {
     unsigned acc = 0;
-    for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
         const uint4 v = p[i];
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
@@ -59,7 +60,8 @@ double read_seconds(const thrust::device_vector<std::uint8_t>& bytes, thrust::de
     int sms = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
     const auto* p = reinterpret_cast<const uint4*>(thrust::raw_pointer_cast(bytes.data()));
-    return time_it([&] { read_kernel<<<sms * 8, 256>>>(p, bytes.size() / 16, thrust::raw_pointer_cast(sink.data())); }, 20);
+    return time_it([&] { read_kernel<<<sms * 8, 256>>>(p, bytes.size() / 16, thrust::raw_pointer_cast(sink.data())); },
+                   20);
 }
 
 template <kernel_format F>
@@ -73,7 +75,12 @@ void BM_cuda_matvec(benchmark::State& state) {
     const auto fn = gpu::find_matmul<float>(F);
     double mv = 0, rd = 0;
     for (auto _ : state) {
-        mv = time_it([&] { fn(thrust::raw_pointer_cast(w.data()), thrust::raw_pointer_cast(x.data()), thrust::raw_pointer_cast(y.data()), rows, cols, 1, nullptr); }, 20);
+        mv = time_it(
+            [&] {
+                fn(thrust::raw_pointer_cast(w.data()), thrust::raw_pointer_cast(x.data()),
+                   thrust::raw_pointer_cast(y.data()), rows, cols, 1, nullptr);
+            },
+            20);
         rd = read_seconds(w, sink);
         state.SetIterationTime(mv);
     }
@@ -89,7 +96,8 @@ void BM_cuda_decode_attention(benchmark::State& state) {
     const std::uint64_t bytes = kernels::kernel_row_bytes(Kv, bench_shape::kv_dim) * context;
     thrust::device_vector<std::uint8_t> k(bytes, 0), v(bytes, 0);
     thrust::device_vector<unsigned> sink(1);
-    thrust::device_vector<float> q(bench_shape::heads * hd, 0.1f), out(bench_shape::heads * hd), ws(bench_shape::workspace_floats);
+    thrust::device_vector<float> q(bench_shape::heads * hd, 0.1f), out(bench_shape::heads * hd),
+        ws(bench_shape::workspace_floats);
     thrust::device_vector<std::int32_t> pos(1, static_cast<std::int32_t>(context - 1));
     kernels::attention_args a = bench_shape::llama3_8b_decode(context);
     a.q = thrust::raw_pointer_cast(q.data());
@@ -116,7 +124,14 @@ void BM_cuda_decode_attention(benchmark::State& state) {
 // two staging slots). overlap = max(transfer, compute) / streamed: 1 means perfect overlap.
 void BM_cuda_streamed_overlap(benchmark::State& state) {
     if (!gpu_present()) return state.SkipWithError("no CUDA device");
-    const test_model::spec s{.vocab = 4096, .embd = 2048, .layers = 8, .heads = 16, .kv_heads = 4, .head_dim = 128, .ff = 5632, .weights = format{format_id::q8_0}};
+    const test_model::spec s{.vocab = 4096,
+                             .embd = 2048,
+                             .layers = 8,
+                             .heads = 16,
+                             .kv_heads = 4,
+                             .head_dim = 128,
+                             .ff = 5632,
+                             .weights = format{format_id::q8_0}};
     const std::string path = (std::filesystem::temp_directory_path() / "vramplan_bench_stream.gguf").string();
     test_model::write(path, s);
     const auto file = io::gguf_file::open(path);
@@ -144,7 +159,9 @@ void BM_cuda_streamed_overlap(benchmark::State& state) {
         thrust::device_vector<std::uint8_t> dst(host_bytes);
         std::uint8_t* src = nullptr;
         gpu::check(cudaMallocHost(&src, host_bytes), "cudaMallocHost");
-        transfer = time_it([&] { cudaMemcpyAsync(thrust::raw_pointer_cast(dst.data()), src, host_bytes, cudaMemcpyHostToDevice); }, 10);
+        transfer = time_it(
+            [&] { cudaMemcpyAsync(thrust::raw_pointer_cast(dst.data()), src, host_bytes, cudaMemcpyHostToDevice); },
+            10);
         cudaFreeHost(src);
         state.SetIterationTime(streamed);
     }
@@ -159,12 +176,43 @@ void BM_cuda_streamed_overlap(benchmark::State& state) {
 
 BENCHMARK(BM_cuda_streamed_overlap)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 // Each iteration already times 20 back-to-back calls; ten iterations keep the whole run short.
-BENCHMARK(BM_cuda_matvec<kernel_format::f32>)->Args({4096, 14336})->Args({8192, 28672})->UseManualTime()->Iterations(10);
-BENCHMARK(BM_cuda_matvec<kernel_format::f16>)->Args({4096, 14336})->Args({8192, 28672})->UseManualTime()->Iterations(10);
-BENCHMARK(BM_cuda_matvec<kernel_format::q8_0>)->Args({4096, 14336})->Args({8192, 28672})->UseManualTime()->Iterations(10);
-BENCHMARK(BM_cuda_matvec<kernel_format::q4_0>)->Args({4096, 14336})->Args({8192, 28672})->UseManualTime()->Iterations(10);
-BENCHMARK(BM_cuda_decode_attention<kernel_format::f16>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime()->Iterations(10);
-BENCHMARK(BM_cuda_decode_attention<kernel_format::q8_0>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime()->Iterations(10);
-BENCHMARK(BM_cuda_decode_attention<kernel_format::q4_0>)->Arg(4096)->Arg(16384)->Arg(65536)->UseManualTime()->Iterations(10);
+BENCHMARK(BM_cuda_matvec<kernel_format::f32>)
+    ->Args({4096, 14336})
+    ->Args({8192, 28672})
+    ->UseManualTime()
+    ->Iterations(10);
+BENCHMARK(BM_cuda_matvec<kernel_format::f16>)
+    ->Args({4096, 14336})
+    ->Args({8192, 28672})
+    ->UseManualTime()
+    ->Iterations(10);
+BENCHMARK(BM_cuda_matvec<kernel_format::q8_0>)
+    ->Args({4096, 14336})
+    ->Args({8192, 28672})
+    ->UseManualTime()
+    ->Iterations(10);
+BENCHMARK(BM_cuda_matvec<kernel_format::q4_0>)
+    ->Args({4096, 14336})
+    ->Args({8192, 28672})
+    ->UseManualTime()
+    ->Iterations(10);
+BENCHMARK(BM_cuda_decode_attention<kernel_format::f16>)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->UseManualTime()
+    ->Iterations(10);
+BENCHMARK(BM_cuda_decode_attention<kernel_format::q8_0>)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->UseManualTime()
+    ->Iterations(10);
+BENCHMARK(BM_cuda_decode_attention<kernel_format::q4_0>)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->UseManualTime()
+    ->Iterations(10);
 
 BENCHMARK_MAIN();

@@ -35,7 +35,8 @@ template <kernel_format F>
 std::vector<std::uint8_t> stored(std::uint64_t rows, std::uint64_t cols) {
     const auto x = random_values(cols, 1);
     std::vector<std::uint8_t> out(kernels::kernel_row_bytes(F, cols) * rows);
-    for (std::uint64_t r = 0; r < rows; ++r) kernels::store_row<F>(x.data(), out.data() + r * kernels::kernel_row_bytes(F, cols), cols);
+    for (std::uint64_t r = 0; r < rows; ++r)
+        kernels::store_row<F>(x.data(), out.data() + r * kernels::kernel_row_bytes(F, cols), cols);
     return out;
 }
 
@@ -55,7 +56,8 @@ std::uint64_t read_all(const std::uint8_t* p, std::uint64_t bytes) {
 
 template <kernel_format F>
 void BM_matvec(benchmark::State& state) {
-    const std::uint64_t rows = static_cast<std::uint64_t>(state.range(0)), cols = static_cast<std::uint64_t>(state.range(1));
+    const std::uint64_t rows = static_cast<std::uint64_t>(state.range(0)),
+                        cols = static_cast<std::uint64_t>(state.range(1));
     const auto w = stored<F>(rows, cols);
     const auto x = random_values(cols, 2);
     std::vector<float> y(rows);
@@ -86,19 +88,28 @@ struct decode_attention_case {
     kernel_format kv;
     std::uint64_t context, kv_heads, kv_dim, layers, row_bytes;
     std::vector<std::uint8_t> k, v;
-    std::vector<float> q = random_values(heads * hd, 4), out = std::vector<float>(heads * hd), ws = std::vector<float>(bench_shape::workspace_floats);
+    std::vector<float> q = random_values(heads * hd, 4), out = std::vector<float>(heads * hd),
+                       ws = std::vector<float>(bench_shape::workspace_floats);
     kernels::cpu::attention_fn fn;
 
     decode_attention_case(kernel_format f, std::uint64_t ctx, std::uint64_t kvh)
-        : kv(f), context(ctx), kv_heads(kvh), kv_dim(kvh * hd), layers(std::max<std::uint64_t>(2, (256ull << 20) / (ctx * kv_dim * 2 * 2))),
-          row_bytes(kernels::kernel_row_bytes(f, kv_dim)), k(row_bytes * ctx * layers), v(row_bytes * ctx * layers),
+        : kv(f),
+          context(ctx),
+          kv_heads(kvh),
+          kv_dim(kvh * hd),
+          layers(std::max<std::uint64_t>(2, (256ull << 20) / (ctx * kv_dim * 2 * 2))),
+          row_bytes(kernels::kernel_row_bytes(f, kv_dim)),
+          k(row_bytes * ctx * layers),
+          v(row_bytes * ctx * layers),
           fn(kernels::cpu::find_attention(f, hd)) {
         const auto src = random_values(kv_dim * 64, 3);
         std::vector<std::int32_t> pos(64);
         for (std::uint64_t l = 0; l < layers; ++l)
             for (std::uint64_t p = 0; p < context; p += 64) {
-                for (int i = 0; i < 64; ++i) pos[i] = static_cast<std::int32_t>(std::min<std::uint64_t>(p + i, context - 1));
-                kernels::cpu::find_kv_append(kv)(src.data(), src.data(), pos.data(), nullptr, 64, kv_dim, context, k.data() + l * row_bytes * context,
+                for (int i = 0; i < 64; ++i)
+                    pos[i] = static_cast<std::int32_t>(std::min<std::uint64_t>(p + i, context - 1));
+                kernels::cpu::find_kv_append(kv)(src.data(), src.data(), pos.data(), nullptr, 64, kv_dim, context,
+                                                 k.data() + l * row_bytes * context,
                                                  v.data() + l * row_bytes * context);
             }
     }
@@ -124,8 +135,10 @@ struct decode_attention_case {
 // The three caches take turns, pass by pass, and each keeps its fastest pass: this machine's
 // neighbours add noise, never speed, and taking turns exposes all three to the same noise.
 void BM_decode_attention(benchmark::State& state) {
-    const std::uint64_t context = static_cast<std::uint64_t>(state.range(0)), kv_heads = static_cast<std::uint64_t>(state.range(1));
-    decode_attention_case f16(kernel_format::f16, context, kv_heads), q8(kernel_format::q8_0, context, kv_heads), q4(kernel_format::q4_0, context, kv_heads);
+    const std::uint64_t context = static_cast<std::uint64_t>(state.range(0)),
+                        kv_heads = static_cast<std::uint64_t>(state.range(1));
+    decode_attention_case f16(kernel_format::f16, context, kv_heads), q8(kernel_format::q8_0, context, kv_heads),
+        q4(kernel_format::q4_0, context, kv_heads);
     double best_f16 = 1e30, best_q8 = 1e30, best_q4 = 1e30;
     for (auto _ : state) {
         for (int pass = 0; pass < 7; ++pass) {
@@ -140,7 +153,8 @@ void BM_decode_attention(benchmark::State& state) {
     state.counters["q4_0_us_per_layer"] = best_q4 * 1e6;
     state.counters["q8_0_speedup"] = best_f16 / best_q8;
     state.counters["q4_0_speedup"] = best_f16 / best_q4;
-    state.SetLabel(kv_heads == bench_shape::kv_heads ? "Llama-3-8B (4 query heads per KV head)" : "Llama-2-7B (1 query head per KV head)");
+    state.SetLabel(kv_heads == bench_shape::kv_heads ? "Llama-3-8B (4 query heads per KV head)"
+                                                     : "Llama-2-7B (1 query head per KV head)");
 }
 
 }  // namespace

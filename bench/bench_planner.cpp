@@ -21,7 +21,8 @@ using namespace vramplan;
 static void BM_plan_preset(benchmark::State& state) {
     const auto& e = presets::catalog[static_cast<std::size_t>(state.range(0))];
     const model_desc m = presets::describe(e, uniform_policy(format{format_id::q8_0}));
-    for (auto _ : state) benchmark::DoNotOptimize(plan_auto_offload(m, targets::by_name("4090"), {.context = 8192}).needed());
+    for (auto _ : state)
+        benchmark::DoNotOptimize(plan_auto_offload(m, targets::by_name("4090"), {.context = 8192}).needed());
     state.SetLabel(std::string(e.name));
 }
 // Every preset but the last, stories260K, whose 172-value ffn rows no Q8_0 block divides.
@@ -46,7 +47,8 @@ static void BM_packer_random(benchmark::State& state) {
     for (auto _ : state) {
         ratio = 0;
         for (const auto& req : corpus)
-            ratio += static_cast<double>(pack_lifetimes(req, off, scratch, order, std::span<bool>(flags.get(), n))) / lifetime_lower_bound(req);
+            ratio += static_cast<double>(pack_lifetimes(req, off, scratch, order, std::span<bool>(flags.get(), n))) /
+                     lifetime_lower_bound(req);
     }
     state.counters["arena_over_lower_bound"] = ratio / corpus.size();
 }
@@ -54,11 +56,19 @@ BENCHMARK(BM_packer_random)->Arg(16)->Arg(64)->Arg(256)->Unit(benchmark::kMillis
 
 // A generated 8-layer Q4_0 Llama (512 wide, 4096 vocabulary) loaded into its planned CPU arena.
 struct generated_model {
-    test_model::spec s{.vocab = 4096, .embd = 512, .layers = 8, .heads = 8, .kv_heads = 2, .head_dim = 64, .ff = 1536, .weights = format{format_id::q4_0}};
+    test_model::spec s{.vocab = 4096,
+                       .embd = 512,
+                       .layers = 8,
+                       .heads = 8,
+                       .kv_heads = 2,
+                       .head_dim = 64,
+                       .ff = 1536,
+                       .weights = format{format_id::q4_0}};
     std::string path = (std::filesystem::temp_directory_path() / "vramplan_bench_model.gguf").string();
     test_model::weights w = test_model::write(path, s);
     io::gguf_file file = io::gguf_file::open(path);
-    plan p = plan_inference(io::describe(file, "bench"), target_desc{"cpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64});
+    plan p =
+        plan_inference(io::describe(file, "bench"), target_desc{"cpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64});
     runtime::cpu_backend backend{0, 2};
     runtime::arena<runtime::cpu_backend> a{p, backend};
     runtime::forward_pass<runtime::cpu_backend> llm = [this] {
@@ -76,7 +86,8 @@ static void BM_generate_decode(benchmark::State& state) {
         token = static_cast<std::int32_t>(kernels::cpu::argmax(logits, g.s.vocab));
         position = (position + 1) % 1024;
     }
-    state.counters["tokens_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["tokens_per_second"] =
+        benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_generate_decode)->UseRealTime()->Unit(benchmark::kMillisecond);
 
@@ -86,7 +97,8 @@ static void BM_generate_prefill(benchmark::State& state) {
     std::vector<std::int32_t> tokens(64), positions(64);
     for (int i = 0; i < 64; ++i) tokens[i] = 1 + i, positions[i] = i;
     for (auto _ : state) benchmark::DoNotOptimize(g.llm.forward(tokens, positions));
-    state.counters["tokens_per_second"] = benchmark::Counter(64.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["tokens_per_second"] =
+        benchmark::Counter(64.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_generate_prefill)->UseRealTime()->Unit(benchmark::kMillisecond);
 

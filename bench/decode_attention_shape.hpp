@@ -14,7 +14,8 @@ namespace bench_shape {
 
 inline constexpr std::uint64_t heads = 32, kv_heads = 8, head_dim = 128, kv_dim = kv_heads * head_dim;
 inline constexpr std::uint64_t splits = 32;
-inline constexpr std::uint64_t workspace_floats = splits * vramplan::kernels::attention_state_layout{heads, head_dim, 1}.row_floats();
+inline constexpr std::uint64_t workspace_floats =
+    splits * vramplan::kernels::attention_state_layout{heads, head_dim, 1}.row_floats();
 
 inline vramplan::kernels::attention_args decode(std::uint64_t context, std::uint64_t n_head_kv) {
     vramplan::kernels::attention_args a;

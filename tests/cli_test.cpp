@@ -99,9 +99,10 @@ TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090: check fails and advise and auto o
     CHECK(p["devices"][0]["n_layers"] == 40);
     CHECK(p["devices"][0]["weights_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 256);
     CHECK(p["devices"][1]["kv_bytes"] == 40 * 2 * 8192 * 2048ull);
-    CHECK(p["devices"][0]["needed_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 256 + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
-    CHECK(p["devices"][1]["needed_bytes"] ==
-          40 * 481'361'920ull + 591'003'648ull + 32'768 + 256 + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
+    CHECK(p["devices"][0]["needed_bytes"] ==
+          40 * 481'361'920ull + 591'003'648ull + 256 + 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
+    CHECK(p["devices"][1]["needed_bytes"] == 40 * 481'361'920ull + 591'003'648ull + 32'768 + 256 +
+                                                 40 * 2 * 8192 * 2048ull + 150'996'992ull + 536'870'912ull);
     CHECK(run("check -m llama3.1-70b -g 4090 --weights q4_0 --ctx 65536 --gpus 2").rc == 1);
 }
 
@@ -113,7 +114,8 @@ TEST_CASE("tensor parallelism: each of 4 GPUs holds a quarter of every layer and
     const std::uint64_t layer = (2 * 8192ull * 2048 + 2 * 8192ull * 256 + 3 * 8192ull * 7168) * 2 + 2 * 32'768;
     CHECK(j["weights_bytes"] == 80 * layer + 2 * 32'064ull * 8192 * 2 + 32'768 + 256);
     CHECK(j["kv_bytes"] == 80 * 2 * 8192ull * 256 * 2);  // 2 of the 8 KV heads
-    CHECK(run("check -m llama3.1-70b -g h100 --tp 3").out.find("tensor parallelism needs a factor") != std::string::npos);
+    CHECK(run("check -m llama3.1-70b -g h100 --tp 3").out.find("tensor parallelism needs a factor") !=
+          std::string::npos);
 }
 
 TEST_CASE("config.json and GGUF inputs and only the GGUF header is read") {
@@ -138,7 +140,8 @@ TEST_CASE("config.json and GGUF inputs and only the GGUF header is read") {
     const auto l31 = run_json("plan -m " + cfg + " -g h100 --weights q4_0", 0);
     CHECK(l31["params"] == 8'030'261'248ull);
     CHECK(l31["weights_bytes"] == run_json("plan -m llama-3.1-8b -g h100 --weights q4_0", 0)["weights_bytes"]);
-    CHECK(l31["weights_bytes"].get<std::uint64_t>() == run_json("plan -m llama-3-8b -g h100 --weights q4_0", 0)["weights_bytes"].get<std::uint64_t>() + 256);
+    CHECK(l31["weights_bytes"].get<std::uint64_t>() ==
+          run_json("plan -m llama-3-8b -g h100 --weights q4_0", 0)["weights_bytes"].get<std::uint64_t>() + 256);
     CHECK(j["weights_bytes"] == 6'738'415'616ull * 2 + 65 * 4096 * 2ull);  // f16, norms f32
     std::ofstream(cfg) << R"({"model_type": "gpt2", "vocab_size": 5})";
     auto bad = run("plan -m " + cfg + " -g a100");
@@ -191,7 +194,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     const auto m = run("models");
     CHECK(m.rc == 0);
     CHECK(m.out.find("70,553,706,496") != std::string::npos);
-    CHECK(lines(m.out) == 11);  // a header and ten presets
+    CHECK(lines(m.out) == 11);                                        // a header and ten presets
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
@@ -209,14 +212,18 @@ TEST_CASE("models and gpus and the SVG picture") {
 }
 
 TEST_CASE("bad input: one clear line and exit 2 and the valid choices named") {
-    for (auto [args, expect] : {std::pair{"plan -m gpt-9 -g 4090", "built-in models: Llama-2-7B"}, std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: RTX 3060"},
-                                std::pair{"plan -m llama3-8b -g 4090 --kv q9", "known formats:"}, std::pair{"plan -m llama3-8b -g 4090 --ctx 0", "context must be"},
+    for (auto [args, expect] : {std::pair{"plan -m gpt-9 -g 4090", "built-in models: Llama-2-7B"},
+                                std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: RTX 3060"},
+                                std::pair{"plan -m llama3-8b -g 4090 --kv q9", "known formats:"},
+                                std::pair{"plan -m llama3-8b -g 4090 --ctx 0", "context must be"},
                                 std::pair{"plan -m llama3-8b -g 4090 --gpu-layers many", "--gpu-layers takes"},
                                 std::pair{"plan -m llama3-8b -g 4090 --ctx 100000000000000000", "overflow"},
                                 std::pair{"plan -m llama3-8b -g 4090 --ctx -5", "--ctx: takes a whole number"},
                                 std::pair{"train -m llama3-8b -g 4090 --seq -1", "--seq: takes a whole number"},
-                                std::pair{"plan -m llama3-8b -g 12XB", "unknown GPU"}, std::pair{"plan -m llama3-8b -g 8GiB --reserve 9GiB", "leaves nothing"},
-                                std::pair{"plan -m /nonexistent/model.gguf -g 4090", "cannot open"}, std::pair{"plan -g 4090", "--model is required"}}) {
+                                std::pair{"plan -m llama3-8b -g 12XB", "unknown GPU"},
+                                std::pair{"plan -m llama3-8b -g 8GiB --reserve 9GiB", "leaves nothing"},
+                                std::pair{"plan -m /nonexistent/model.gguf -g 4090", "cannot open"},
+                                std::pair{"plan -g 4090", "--model is required"}}) {
         CAPTURE(args);
         const auto r = run(args);
         CAPTURE(r.out);
@@ -236,13 +243,17 @@ TEST_CASE("emit-header: the generated type compiles and its static_assert holds 
     REQUIRE(r.rc == 0);
     auto compile = [&](const std::string& capacity) {
         const std::string src = temp("vramplan_emit_use.cpp");
-        std::ofstream(src) << "#include \"" << header << "\"\n"
-                           << "struct board { static constexpr vramplan::target_desc value{.name = \"board\", .capacity = " << capacity << "}; };\n"
-                           << "static_assert(vramplan::fits<shipped_model, board, vramplan::limits{.context = 256, .ubatch = 32}>);\n"
-                           << "static_assert(shipped_model::describe().shape.n_ctx_train == 256);\n"
-                           << "static_assert(vramplan::param_count(shipped_model::describe().shape) == 3 * (2 * 128 * 128 + 2 * 64 * 128 + 3 * 96 * 128 + 256) + 2 * 64 * 128 + 128);\n"
-                           << "int main() {}\n";
-        const std::string cmd = std::string(VRAMPLAN_CXX) + " -std=c++20 -fsyntax-only -I" + VRAMPLAN_INCLUDE + " " + src + " 2>&1";
+        std::ofstream(src)
+            << "#include \"" << header << "\"\n"
+            << "struct board { static constexpr vramplan::target_desc value{.name = \"board\", .capacity = " << capacity
+            << "}; };\n"
+            << "static_assert(vramplan::fits<shipped_model, board, vramplan::limits{.context = 256, .ubatch = 32}>);\n"
+            << "static_assert(shipped_model::describe().shape.n_ctx_train == 256);\n"
+            << "static_assert(vramplan::param_count(shipped_model::describe().shape) == 3 * (2 * 128 * 128 + 2 * 64 * "
+               "128 + 3 * 96 * 128 + 256) + 2 * 64 * 128 + 128);\n"
+            << "int main() {}\n";
+        const std::string cmd =
+            std::string(VRAMPLAN_CXX) + " -std=c++20 -fsyntax-only -I" + VRAMPLAN_INCLUDE + " " + src + " 2>&1";
         result out;
         FILE* p = popen(cmd.c_str(), "r");
         std::array<char, 4096> buf{};
@@ -262,7 +273,8 @@ TEST_CASE("emit-header: the generated type compiles and its static_assert holds 
     std::filesystem::remove(header);
 }
 
-TEST_CASE("generate: stories260K prints llama.cpp's greedy text, resident and streamed, and bad options are one clear line") {
+TEST_CASE(
+    "generate: stories260K prints llama.cpp's greedy text, resident and streamed, and bad options are one clear line") {
     const std::string model = std::string(VRAMPLAN_SHARED_DIR) + "/models/stories260K.gguf";
     for (const char* args : {"-n 0 -t 0", "-n -5", "--top-p 1.5", "--temp -1", "--kv q5_0"}) {
         CAPTURE(args);
@@ -275,7 +287,8 @@ TEST_CASE("generate: stories260K prints llama.cpp's greedy text, resident and st
         return;
     }
     // llama.cpp's greedy continuation of 32 tokens (../shared/models/README.md).
-    const std::string reference = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw";
+    const std::string reference =
+        "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw";
     for (const char* budget : {"", " --device-budget 600KiB"}) {
         CAPTURE(budget);
         const auto r = run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 32 -t 2" + std::string(budget));
@@ -284,7 +297,8 @@ TEST_CASE("generate: stories260K prints llama.cpp's greedy text, resident and st
         CHECK(r.out.rfind(reference, 0) == 0);
         CHECK(r.out.find("warning") == std::string::npos);
     }
-    CHECK(run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 32 --device-budget 600KiB").out.find("0 of 5 layers resident") != std::string::npos);
+    CHECK(run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 32 --device-budget 600KiB")
+              .out.find("0 of 5 layers resident") != std::string::npos);
     // Beyond llama.context_length (2048): it runs, and says so.
     const auto beyond = run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 4 --ctx 3000");
     CHECK(beyond.rc == 0);

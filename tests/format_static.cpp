@@ -17,9 +17,11 @@ static_assert(vp::q6_k::storage_bytes(4096) == 16 * 210);
 static_assert(vp::q4_k::storage_bytes(256) == 144 && vp::q5_k::storage_bytes(256) == 176);
 static_assert(vp::q2_k::storage_bytes(256) == 84 && vp::q3_k::storage_bytes(256) == 110);
 static_assert(vp::iq4_nl::storage_bytes(32) == 18 && vp::iq4_xs::storage_bytes(256) == 136);
-static_assert(vp::q4_1::storage_bytes(32) == 20 && vp::q5_0::storage_bytes(32) == 22 && vp::q5_1::storage_bytes(32) == 24);
+static_assert(vp::q4_1::storage_bytes(32) == 20 && vp::q5_0::storage_bytes(32) == 22 &&
+              vp::q5_1::storage_bytes(32) == 24);
 // Dense formats.
-static_assert(vp::f32::storage_bytes(10) == 40 && vp::f16::storage_bytes(10) == 20 && vp::bf16::storage_bytes(10) == 20);
+static_assert(vp::f32::storage_bytes(10) == 40 && vp::f16::storage_bytes(10) == 20 &&
+              vp::bf16::storage_bytes(10) == 20);
 static_assert(vp::fp8_e4m3::storage_bytes(10) == 10 && vp::fp8_e5m2::storage_bytes(10) == 10);
 // int8 per row: n values + one fp16 scale.
 static_assert(vp::int8_row::storage_bytes(4096) == 4098);
@@ -33,7 +35,9 @@ static_assert(!vp::storage_format<int> && !vp::storage_format<vp::bytes>);
 // Rows that are not whole blocks are rejected (row_fits_format is the non-throwing check).
 static_assert(!vp::row_fits_format(vp::q4_0::value, 172) && vp::row_fits_format(vp::f16::value, 172));
 template <class F, std::uint64_t N>
-concept storable = requires { typename std::integral_constant<std::uint64_t, F::storage_bytes(N)>; };
+concept storable = requires {
+    typename std::integral_constant<std::uint64_t, F::storage_bytes(N)>;
+};
 static_assert(!storable<vp::q4_0, 172> && storable<vp::q4_0, 192>);
 // Byte quantities.
 static_assert(vp::gib(1) == vp::bytes{1073741824} && vp::mib(3) + vp::kib(1) == vp::bytes{3 * 1048576 + 1024});

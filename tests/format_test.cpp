@@ -19,7 +19,8 @@ TEST_CASE("formats are found by name and by GGUF type id") {
     CHECK(format_by_gguf_type(30) == bf16::value);
     CHECK(name(int4_group<64>::value) == "int4_g64");
     CHECK_THROWS_WITH_AS(format_by_name("q4_9"), doctest::Contains("known formats: f32, f16"), error);
-    CHECK_THROWS_WITH_AS(format_by_gguf_type(4), doctest::Contains("unknown GGUF tensor type id 4"), error);  // removed Q4_2
+    CHECK_THROWS_WITH_AS(format_by_gguf_type(4), doctest::Contains("unknown GGUF tensor type id 4"),
+                         error);                        // removed Q4_2
     CHECK_THROWS_AS(format_by_gguf_type(1000), error);  // vramplan-only ids are not GGUF types
     CHECK_FALSE(parse_format("int4_g7").has_value());
 }
@@ -46,11 +47,11 @@ TEST_CASE("fp16 conversion agrees with IEEE half precision") {
     CHECK(to_half(1.0f).bits == 0x3c00);
     CHECK(to_half(-2.0f).bits == 0xc000);
     CHECK(to_half(65504.0f).bits == 0x7bff);
-    CHECK(to_half(65520.0f).bits == 0x7c00);                 // rounds to infinity
+    CHECK(to_half(65520.0f).bits == 0x7c00);  // rounds to infinity
     CHECK(to_half(0.1f).bits == 0x2e66);
-    CHECK(to_half(std::ldexp(1.0f, -24)).bits == 0x0001);    // smallest subnormal
-    CHECK(to_half(std::ldexp(1.0f, -25)).bits == 0x0000);    // halfway: ties to even (zero)
-    CHECK(to_half(std::ldexp(3.0f, -26)).bits == 0x0001);    // above halfway rounds up
+    CHECK(to_half(std::ldexp(1.0f, -24)).bits == 0x0001);         // smallest subnormal
+    CHECK(to_half(std::ldexp(1.0f, -25)).bits == 0x0000);         // halfway: ties to even (zero)
+    CHECK(to_half(std::ldexp(3.0f, -26)).bits == 0x0001);         // above halfway rounds up
     CHECK(to_half(1.0f + std::ldexp(1.0f, -11)).bits == 0x3c00);  // halfway between 1 and next: to even
     CHECK(to_half(1.0f + std::ldexp(3.0f, -11)).bits == 0x3c02);  // halfway, odd below: up to even
     // Every finite half survives a round trip through float.

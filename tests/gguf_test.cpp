@@ -47,7 +47,12 @@ raw valid(std::uint32_t type = 0, std::uint64_t dim0 = 4, std::uint64_t offset =
     raw r;
     r.put(gguf_magic).put<std::uint32_t>(3).put<std::uint64_t>(1).put<std::uint64_t>(1);
     r.str("general.architecture").put<std::uint32_t>(8).str("llama");
-    r.str("t").put<std::uint32_t>(2).put<std::uint64_t>(dim0).put<std::uint64_t>(2).put<std::uint32_t>(type).put<std::uint64_t>(offset);
+    r.str("t")
+        .put<std::uint32_t>(2)
+        .put<std::uint64_t>(dim0)
+        .put<std::uint64_t>(2)
+        .put<std::uint32_t>(type)
+        .put<std::uint64_t>(offset);
     r.pad(32);
     r.b.resize(r.b.size() + 32, 0);
     return r;
@@ -118,7 +123,8 @@ TEST_CASE("malformed GGUF headers give clear errors") {
     {
         raw d;  // two tensors at the same offset
         d.put(gguf_magic).put<std::uint32_t>(3).put<std::uint64_t>(2).put<std::uint64_t>(0);
-        for (const char* n : {"a", "b"}) d.str(n).put<std::uint32_t>(1).put<std::uint64_t>(8).put<std::uint32_t>(0).put<std::uint64_t>(0);
+        for (const char* n : {"a", "b"})
+            d.str(n).put<std::uint32_t>(1).put<std::uint64_t>(8).put<std::uint32_t>(0).put<std::uint64_t>(0);
         d.pad(32);
         d.b.resize(d.b.size() + 64, 0);
         fails_with(d, "overlap");
@@ -133,7 +139,9 @@ TEST_CASE("malformed GGUF headers give clear errors") {
 
 TEST_CASE("a file truncated at any offset is an error and never a crash") {
     gguf_writer w;
-    w.set_string("general.architecture", "llama").set_u32("llama.block_count", 1).set_strings("tokenizer.ggml.tokens", {"a", "b", "c"});
+    w.set_string("general.architecture", "llama")
+        .set_u32("llama.block_count", 1)
+        .set_strings("tokenizer.ggml.tokens", {"a", "b", "c"});
     w.set_f32s("tokenizer.ggml.scores", {0.5f, 0.25f, 0.0f});
     std::vector<float> data(64, 1.0f);
     w.add_tensor("x", {32, 2}, format{format_id::f32}, data.data(), 256);
@@ -172,7 +180,9 @@ TEST_CASE("a tensor the llama description does not cover is an error, not bytes 
     test_model::spec s;
     s.stray_tensor = "blk.0.ffn_gate_inp.weight";  // a mixture-of-experts router
     test_model::write(path, s);
-    CHECK_THROWS_WITH_AS(describe(gguf_file::open(path)), doctest::Contains("tensor 'blk.0.ffn_gate_inp.weight' is not part of the llama model"), gguf_error);
+    CHECK_THROWS_WITH_AS(describe(gguf_file::open(path)),
+                         doctest::Contains("tensor 'blk.0.ffn_gate_inp.weight' is not part of the llama model"),
+                         gguf_error);
     s.stray_tensor.clear();
     test_model::write(path, s);
     const gguf_file clean = gguf_file::open(path);

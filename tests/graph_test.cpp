@@ -31,8 +31,10 @@ TEST_CASE("a graph that reads a buffer before writing it, or never uses one, is 
 
     forward_graph in_place;
     const auto x = in_place.add_buffer({"x", buffer_rows::tokens, 4, buffer_elem::f32, 0});
-    in_place.add_op({.kind = op_kind::swiglu, .in = {no_buffer, no_buffer, no_buffer}, .out = x, .in_place = true, .n = 4});
-    CHECK_THROWS_WITH_AS(validate(in_place), "forward graph: buffer x is updated in place before any op writes it", error);
+    in_place.add_op(
+        {.kind = op_kind::swiglu, .in = {no_buffer, no_buffer, no_buffer}, .out = x, .in_place = true, .n = 4});
+    CHECK_THROWS_WITH_AS(validate(in_place), "forward graph: buffer x is updated in place before any op writes it",
+                         error);
 }
 
 TEST_CASE("every preset's graph validates and names its steps") {

@@ -148,8 +148,10 @@ TEST_CASE("quantizers are bit-exact with llama.cpp's on the stories260K files") 
         f32.read_tensor(*src, x.data());
         std::vector<std::uint8_t> expected(dst->bytes), ours(dst->bytes);
         q.read_tensor(*dst, expected.data());
-        if (fmt == kernel_format::q8_0) store_row<kernel_format::q8_0>(x.data(), ours.data(), x.size());
-        else store_row<kernel_format::q4_0>(x.data(), ours.data(), x.size());
+        if (fmt == kernel_format::q8_0)
+            store_row<kernel_format::q8_0>(x.data(), ours.data(), x.size());
+        else
+            store_row<kernel_format::q4_0>(x.data(), ours.data(), x.size());
         CHECK(ours == expected);
     }
 }
@@ -198,10 +200,11 @@ TEST_CASE("Q4_0 rows times Q8_0-rounded activations on both paths against a doub
 
 TEST_CASE("matrix products against a double reference") {
     cpu::thread_pool pool(2);
-    for (auto [fmt, rows, cols] : {std::tuple{kernel_format::f32, 37, 172}, std::tuple{kernel_format::f16, 64, 172},
-                                   std::tuple{kernel_format::bf16, 5, 33}, std::tuple{kernel_format::q8_0, 45, 96},
-                                   std::tuple{kernel_format::q4_0, 131, 256}, std::tuple{kernel_format::q4_0, 3, 2050 * 32},
-                                   std::tuple{kernel_format::q4_0, 5, 1024 * 32}}) {  // 3 tokens: passes of 2 and 1
+    for (auto [fmt, rows, cols] :
+         {std::tuple{kernel_format::f32, 37, 172}, std::tuple{kernel_format::f16, 64, 172},
+          std::tuple{kernel_format::bf16, 5, 33}, std::tuple{kernel_format::q8_0, 45, 96},
+          std::tuple{kernel_format::q4_0, 131, 256}, std::tuple{kernel_format::q4_0, 3, 2050 * 32},
+          std::tuple{kernel_format::q4_0, 5, 1024 * 32}}) {  // 3 tokens: passes of 2 and 1
         for (std::uint64_t tokens : {1, 3}) {
             CAPTURE(kernel_format_name(fmt));
             const auto w = random_values(rows * cols, rows);
@@ -224,8 +227,9 @@ TEST_CASE("matrix products against a double reference") {
                 xr = q.values;
             }
             std::vector<float> y(tokens * rows);
-            cpu::find_matmul(fmt)(cpu::weight_view{fmt, stored.data(), static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)}, x.data(),
-                                  y.data(), tokens, pool);
+            cpu::find_matmul(fmt)(cpu::weight_view{fmt, stored.data(), static_cast<std::uint64_t>(rows),
+                                                   static_cast<std::uint64_t>(cols)},
+                                  x.data(), y.data(), tokens, pool);
             for (std::uint64_t t = 0; t < tokens; ++t)
                 for (int r = 0; r < rows; ++r) {
                     double ref = 0, mag = 0;
@@ -247,7 +251,8 @@ std::vector<double> reference_attention(const attention_args& a, kernel_format k
     std::vector<double> out(a.tokens * a.n_head * a.head_dim, 0.0);
     std::vector<float> qf(a.tokens * a.n_head * a.head_dim);
     for (std::size_t i = 0; i < qf.size(); ++i)
-        qf[i] = a.q_format == kernel_format::f16 ? to_float(static_cast<const half_bits*>(a.q)[i]) : static_cast<const float*>(a.q)[i];
+        qf[i] = a.q_format == kernel_format::f16 ? to_float(static_cast<const half_bits*>(a.q)[i])
+                                                 : static_cast<const float*>(a.q)[i];
     std::vector<double> q(qf.begin(), qf.end());
     if (round_queries && (kv == kernel_format::q8_0 || kv == kernel_format::q4_0) && a.head_dim % 32 == 0)
         for (std::size_t b = 0; b < q.size() / 32; ++b) {
@@ -275,7 +280,8 @@ std::vector<double> reference_attention(const attention_args& a, kernel_format k
             double m = -1e300;
             for (std::uint64_t p = 0; p < keys; ++p) {
                 double dotp = 0;
-                for (std::uint64_t d = 0; d < a.head_dim; ++d) dotp += q[(t * a.n_head + h) * a.head_dim + d] * at(a.k, base + p, g * a.head_dim + d);
+                for (std::uint64_t d = 0; d < a.head_dim; ++d)
+                    dotp += q[(t * a.n_head + h) * a.head_dim + d] * at(a.k, base + p, g * a.head_dim + d);
                 s[p] = dotp * a.scale;
                 m = std::max(m, s[p]);
             }
@@ -299,15 +305,18 @@ struct attention_run {
     std::vector<half_bits> q16;
     attention_args a;
 
-    attention_run(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv, std::uint64_t context, std::uint64_t tokens,
-                  std::uint64_t max_splits, cpu::thread_pool& pool, kernel_format q_format = kernel_format::f32) {
+    attention_run(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv,
+                  std::uint64_t context, std::uint64_t tokens, std::uint64_t max_splits, cpu::thread_pool& pool,
+                  kernel_format q_format = kernel_format::f32) {
         const std::uint64_t kv_dim = n_head_kv * head_dim;
         k.resize(kernel_row_bytes(kv, kv_dim) * context);
         v.resize(k.size());
-        const auto kf = random_values(context * kv_dim, context + head_dim), vf = random_values(context * kv_dim, context * 3 + head_dim);
+        const auto kf = random_values(context * kv_dim, context + head_dim),
+                   vf = random_values(context * kv_dim, context * 3 + head_dim);
         pos.resize(context);
         for (std::uint64_t p = 0; p < context; ++p) pos[p] = static_cast<std::int32_t>(p);
-        cpu::find_kv_append(kv)(kf.data(), vf.data(), pos.data(), nullptr, context, kv_dim, context, k.data(), v.data());
+        cpu::find_kv_append(kv)(kf.data(), vf.data(), pos.data(), nullptr, context, kv_dim, context, k.data(),
+                                v.data());
         q = random_values(tokens * n_head * head_dim, 5 + tokens, 2.0f);
         out.assign(tokens * n_head * head_dim, 0.0f);
         a.tokens = tokens;
@@ -343,8 +352,9 @@ double max_error(const std::vector<X>& x, const std::vector<double>& ref) {
     return worst;
 }
 
-void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv, std::uint64_t context,
-                     std::uint64_t tokens, std::uint64_t max_splits, cpu::thread_pool& pool, kernel_format q_format = kernel_format::f32) {
+void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_head, std::uint64_t n_head_kv,
+                     std::uint64_t context, std::uint64_t tokens, std::uint64_t max_splits, cpu::thread_pool& pool,
+                     kernel_format q_format = kernel_format::f32) {
     CAPTURE(kernel_format_name(kv));
     CAPTURE(kernel_format_name(q_format));
     CAPTURE(head_dim);
@@ -362,22 +372,25 @@ TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1
     cpu::thread_pool pool(2);
     for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0, kernel_format::f32}) {
         for (std::uint64_t group : {1, 2, 4, 8}) check_attention(kv, 128, 8, 8 / group, 300, 1, 4, pool);
-        check_attention(kv, 8, 8, 4, 64, 5, 1, pool);       // stories260K's shape; Q8_0/Q4_0 blocks span heads
-        check_attention(kv, 128, 4, 1, 1, 1, 32, pool);     // a single key: MQA
-        check_attention(kv, 64, 4, 2, 4097, 1, 32, pool);   // long decode, split along the context
-        check_attention(kv, 64, 4, 2, 97, 16, 1, pool);     // prefill chunk
-        check_attention(kv, 80, 8, 4, 301, 1, 1, pool);     // one split: KV heads spread over threads
-        check_attention(kv, 96, 6, 2, 45, 2, 2, pool);      // tiles of 16 keys with a partial last tile; groups of 3
-        check_attention(kv, 64, 4, 4, 45, 1, 1, pool);      // a last tile of 13 keys, one head per KV head (8 keys per reduction)
-        check_attention(kv, 64, 4, 2, 45, 1, 1, pool);      // the same, two heads per KV head (4 keys per reduction)
-        check_attention(kv, 32, 14, 2, 77, 1, 2, pool);     // groups of 7: one step of 4 heads and one of 3
-        check_attention(kv, 64, 32, 1, 300, 1, 4, pool);    // 32 query heads on one KV head: the general path
+        check_attention(kv, 8, 8, 4, 64, 5, 1, pool);      // stories260K's shape; Q8_0/Q4_0 blocks span heads
+        check_attention(kv, 128, 4, 1, 1, 1, 32, pool);    // a single key: MQA
+        check_attention(kv, 64, 4, 2, 4097, 1, 32, pool);  // long decode, split along the context
+        check_attention(kv, 64, 4, 2, 97, 16, 1, pool);    // prefill chunk
+        check_attention(kv, 80, 8, 4, 301, 1, 1, pool);    // one split: KV heads spread over threads
+        check_attention(kv, 96, 6, 2, 45, 2, 2, pool);     // tiles of 16 keys with a partial last tile; groups of 3
+        check_attention(kv, 64, 4, 4, 45, 1, 1,
+                        pool);  // a last tile of 13 keys, one head per KV head (8 keys per reduction)
+        check_attention(kv, 64, 4, 2, 45, 1, 1, pool);    // the same, two heads per KV head (4 keys per reduction)
+        check_attention(kv, 32, 14, 2, 77, 1, 2, pool);   // groups of 7: one step of 4 heads and one of 3
+        check_attention(kv, 64, 32, 1, 300, 1, 4, pool);  // 32 query heads on one KV head: the general path
     }
-    CHECK_THROWS_WITH_AS(cpu::find_attention(kernel_format::q8_0, 100), doctest::Contains("no fused attention kernel for head_dim 100"), error);
+    CHECK_THROWS_WITH_AS(cpu::find_attention(kernel_format::q8_0, 100),
+                         doctest::Contains("no fused attention kernel for head_dim 100"), error);
     // 128 query heads of 128 on one KV head: more rounded query values than a thread keeps.
-    CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool), doctest::Contains("at most 8192 query values per KV head"), error);
-    CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool), doctest::Contains("got 128 x 128; use an f16 KV cache for this model"),
-                         error);
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool),
+                         doctest::Contains("at most 8192 query values per KV head"), error);
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool),
+                         doctest::Contains("got 128 x 128; use an f16 KV cache for this model"), error);
     CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);
 }
 
@@ -386,21 +399,22 @@ TEST_CASE("fused attention reads f16 queries as the f32 values they stand for") 
     // the same 2e-5 as with f32 queries.
     cpu::thread_pool pool(2);
     for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0, kernel_format::f32}) {
-        check_attention(kv, 128, 8, 2, 300, 1, 4, pool, kernel_format::f16);   // GQA 4: the group step
-        check_attention(kv, 64, 4, 2, 97, 16, 1, pool, kernel_format::f16);    // prefill chunk
-        check_attention(kv, 8, 8, 4, 64, 5, 1, pool, kernel_format::f16);      // head_dim 8: no vector path
-        check_attention(kv, 64, 32, 1, 300, 1, 4, pool, kernel_format::f16);   // 32 query heads on one KV head: the general path
-        check_attention(kv, 80, 8, 4, 301, 1, 1, pool, kernel_format::f16);    // one split: KV heads spread over threads
+        check_attention(kv, 128, 8, 2, 300, 1, 4, pool, kernel_format::f16);  // GQA 4: the group step
+        check_attention(kv, 64, 4, 2, 97, 16, 1, pool, kernel_format::f16);   // prefill chunk
+        check_attention(kv, 8, 8, 4, 64, 5, 1, pool, kernel_format::f16);     // head_dim 8: no vector path
+        check_attention(kv, 64, 32, 1, 300, 1, 4, pool,
+                        kernel_format::f16);  // 32 query heads on one KV head: the general path
+        check_attention(kv, 80, 8, 4, 301, 1, 1, pool, kernel_format::f16);  // one split: KV heads spread over threads
     }
     // Query values a thread cannot stage, and query formats the kernels do not read.
     CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 128, 128, 1, 2, 1, 1, pool, kernel_format::f16),
                          doctest::Contains("with f16 queries takes at most 8192 query values per KV head"), error);
-    CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 128, 128, 1, 2, 1, 1, pool, kernel_format::f16), doctest::Contains("pass f32 queries for this model"),
-                         error);
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 128, 128, 1, 2, 1, 1, pool, kernel_format::f16),
+                         doctest::Contains("pass f32 queries for this model"), error);
     CHECK_THROWS_WITH_AS(attention_run(kernel_format::q8_0, 128, 128, 1, 2, 1, 1, pool, kernel_format::f16),
                          doctest::Contains("use an f16 KV cache and f32 queries for this model"), error);
-    CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 64, 4, 2, 8, 1, 1, pool, kernel_format::bf16), doctest::Contains("reads f32 or f16 queries, got bf16"),
-                         error);
+    CHECK_THROWS_WITH_AS(attention_run(kernel_format::f16, 64, 4, 2, 8, 1, 1, pool, kernel_format::bf16),
+                         doctest::Contains("reads f32 or f16 queries, got bf16"), error);
 }
 
 TEST_CASE("rounding the queries to Q8_0 adds an error of the size of a Q8_0 cache's own rounding") {
@@ -410,11 +424,13 @@ TEST_CASE("rounding the queries to Q8_0 adds an error of the size of a Q8_0 cach
     // block step), so the two errors are alike and largely independent: together about sqrt(2)
     // of one.
     cpu::thread_pool pool(2);
-    const attention_run f32(kernel_format::f32, 128, 8, 2, 1000, 1, 8, pool), q8(kernel_format::q8_0, 128, 8, 2, 1000, 1, 8, pool);
+    const attention_run f32(kernel_format::f32, 128, 8, 2, 1000, 1, 8, pool),
+        q8(kernel_format::q8_0, 128, 8, 2, 1000, 1, 8, pool);
     const auto exact = reference_attention(f32.a, kernel_format::f32);
     const double cache_error = max_error(reference_attention(q8.a, kernel_format::q8_0, false), exact);
     const double kernel_error = max_error(q8.out, exact);
-    MESSAGE("largest error against f32: Q8_0 cache " << cache_error << ", with the queries rounded too " << kernel_error);
+    MESSAGE("largest error against f32: Q8_0 cache " << cache_error << ", with the queries rounded too "
+                                                     << kernel_error);
     CHECK(cache_error > 0);
     CHECK(kernel_error <= 2 * cache_error);
 }
@@ -461,7 +477,8 @@ void check_merge_states() {
     CAPTURE(HeadDim);
     constexpr std::uint64_t splits = 5, stride = HeadDim + 2;
     auto states = random_values(splits * stride, 50 + HeadDim);
-    for (std::uint64_t s = 0; s < splits; ++s) states[s * stride + 1] = 1.0f + static_cast<float>(s);  // sums are positive
+    for (std::uint64_t s = 0; s < splits; ++s)
+        states[s * stride + 1] = 1.0f + static_cast<float>(s);  // sums are positive
     states[2 * stride] = -INFINITY;
     states[2 * stride + 1] = 0.0f;
     std::vector<float> fast(HeadDim), slow(HeadDim);
@@ -495,7 +512,8 @@ TEST_CASE("the vectorized exp is within 2 ulp of std::exp on [-86 0]") {
     double worst_ulps = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         const double exact = std::exp(static_cast<double>(x[i]));
-        const double ulp = static_cast<double>(std::nextafter(static_cast<float>(exact), INFINITY) - static_cast<float>(exact));
+        const double ulp =
+            static_cast<double>(std::nextafter(static_cast<float>(exact), INFINITY) - static_cast<float>(exact));
         worst_ulps = std::max(worst_ulps, std::fabs(y[i] - exact) / ulp);
     }
     CHECK(worst_ulps <= 2.0);
@@ -514,13 +532,14 @@ TEST_CASE("RMSNorm and RoPE and SwiGLU and residual add and softmax and argmax a
         double ss = 0;
         for (std::size_t i = 0; i < n; ++i) ss += double(x[r * n + i]) * x[r * n + i];
         const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
-        for (std::size_t i = 0; i < n; ++i) CHECK(y[r * n + i] == doctest::Approx(x[r * n + i] * scale * w[i]).epsilon(1e-5));
+        for (std::size_t i = 0; i < n; ++i)
+            CHECK(y[r * n + i] == doctest::Approx(x[r * n + i] * scale * w[i]).epsilon(1e-5));
     }
     // RoPE: pair i of a head at position p turns by p * base^(-2i/d), times the linear scale, divided
     // by divisor i when the model has them (Llama 3.1: 1 for high frequencies, 8 for low).
     const float divisors[4] = {1.0f, 1.5f, 4.0f, 8.0f};
-    for (const rope_config r : {rope_config{}, rope_config{10000.0f, 1.0f, divisors}, rope_config{10000.0f, 0.25f, nullptr},
-                                rope_config{10000.0f, 1.0f, nullptr, true}}) {
+    for (const rope_config r : {rope_config{}, rope_config{10000.0f, 1.0f, divisors},
+                                rope_config{10000.0f, 0.25f, nullptr}, rope_config{10000.0f, 1.0f, nullptr, true}}) {
         auto q = random_values(2 * 3 * 8, 3);
         const auto q0 = q;
         const std::int32_t pos[2] = {0, 37};
@@ -528,17 +547,21 @@ TEST_CASE("RMSNorm and RoPE and SwiGLU and residual add and softmax and argmax a
         for (int t = 0; t < 2; ++t)
             for (int h = 0; h < 3; ++h)
                 for (int i = 0; i < 4; ++i) {
-                    const double theta = r.freq_scale * pos[t] * std::pow(10000.0, -2.0 * i / 8) / (r.freq_divisors ? r.freq_divisors[i] : 1.0);
+                    const double theta = r.freq_scale * pos[t] * std::pow(10000.0, -2.0 * i / 8) /
+                                         (r.freq_divisors ? r.freq_divisors[i] : 1.0);
                     // Pair i: (2i, 2i+1), or (i, i+4) in NeoX style.
                     const std::size_t at = (t * 3 + h) * 8 + (r.neox ? i : 2 * i), other = at + (r.neox ? 4 : 1);
-                    CHECK(q[at] == doctest::Approx(q0[at] * std::cos(theta) - q0[other] * std::sin(theta)).epsilon(1e-4));
-                    CHECK(q[other] == doctest::Approx(q0[at] * std::sin(theta) + q0[other] * std::cos(theta)).epsilon(1e-4));
+                    CHECK(q[at] ==
+                          doctest::Approx(q0[at] * std::cos(theta) - q0[other] * std::sin(theta)).epsilon(1e-4));
+                    CHECK(q[other] ==
+                          doctest::Approx(q0[at] * std::sin(theta) + q0[other] * std::cos(theta)).epsilon(1e-4));
                 }
     }
     auto g = random_values(n, 4);
     const auto g0 = g, u = random_values(n, 5);
     cpu::swiglu(g.data(), u.data(), n);
-    for (std::size_t i = 0; i < n; ++i) CHECK(g[i] == doctest::Approx(g0[i] / (1 + std::exp(-double(g0[i]))) * u[i]).epsilon(1e-5));
+    for (std::size_t i = 0; i < n; ++i)
+        CHECK(g[i] == doctest::Approx(g0[i] / (1 + std::exp(-double(g0[i]))) * u[i]).epsilon(1e-5));
     auto s = random_values(n, 6, 5.0f);
     const auto s0 = s;
     cpu::add(s.data(), u.data(), n);

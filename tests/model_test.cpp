@@ -55,9 +55,12 @@ TEST_CASE("GGUF-style mixes like stories260K as llama.cpp quantizes it to Q8_0")
     // A per-layer override creates a second block kind, shared by equal layers.
     p.with({tensor_role::attn_v, q6_k::value, 0});
     // attn_v rows hold 64 values: not a whole 256-value Q6_K super-block.
-    CHECK_THROWS_WITH_AS(presets::describe(presets::stories260k_entry, p), doctest::Contains("blk.*.attn_v.weight has rows of 64 values"), error);
+    CHECK_THROWS_WITH_AS(presets::describe(presets::stories260k_entry, p),
+                         doctest::Contains("blk.*.attn_v.weight has rows of 64 values"), error);
     format_policy p2 = uniform_policy(q8_0::value);
-    p2.with({tensor_role::ffn_down, f16::value}).with({tensor_role::attn_v, f16::value, 2}).with({tensor_role::attn_v, f16::value, 4});
+    p2.with({tensor_role::ffn_down, f16::value})
+        .with({tensor_role::attn_v, f16::value, 2})
+        .with({tensor_role::attn_v, f16::value, 4});
     const model_desc m2 = presets::describe(presets::stories260k_entry, p2);
     CHECK(m2.n_kinds == 2);
     CHECK(weight_bytes(m2) == weight_bytes(m) + 2 * (32 * 64 * 2 - 2176));
@@ -122,8 +125,8 @@ TEST_CASE("largest training micro-batch and accumulation steps") {
     const model_desc tiny = presets::describe(presets::stories260k_entry, uniform_policy(f32::value));
     training_config c;
     c.seq = 256;
-    const std::uint64_t fixed = 16 * 292'800ull;                 // weights, grads, master, AdamW
-    const std::uint64_t per_seq = 256ull * (5 * 1968 + 4352);    // activations of one sequence
+    const std::uint64_t fixed = 16 * 292'800ull;                    // weights, grads, master, AdamW
+    const std::uint64_t per_seq = 256ull * (5 * 1968 + 4352);       // activations of one sequence
     target_desc t{"tiny", fixed + 3 * per_seq + 100 + 4096, 4096};  // room for exactly 3 sequences
     const auto fit = fit_micro_batch(tiny, c, t, 32);
     CHECK(fit.micro_batch == 3);

@@ -50,7 +50,8 @@ TEST_CASE("a decode step allocates nothing on the host and resident or streamed"
         std::int32_t next = sample.pick(llm.forward(prompt, pos));  // start-up: first pass
         allocations = 0;
         counting = true;
-        for (std::int32_t at = 3; at < 10; ++at) next = sample.pick(llm.forward(std::span(&next, 1), std::span(&at, 1)));
+        for (std::int32_t at = 3; at < 10; ++at)
+            next = sample.pick(llm.forward(std::span(&next, 1), std::span(&at, 1)));
         counting = false;
         CHECK(allocations == 0);
     }

@@ -12,7 +12,8 @@ constexpr vp::limits ctx8k{.context = 8192, .batch = 1, .ubatch = 512};
 static_assert(vp::fits<llama3_8b<vp::q4_0, vp::f16>, vp::targets::rtx_4060_8gb, ctx8k>);
 // Weights 4,517,937,152 + KV 1,073,741,824 + activations 75,499,520 (peak at gate+up: residual,
 // positions, ffn_in, gate, up) + reserve 536,870,912.
-static_assert(vp::compile_time_plan<llama3_8b<vp::q4_0, vp::f16>, vp::targets::rtx_4060_8gb, ctx8k>.needed() == 6'204'049'408);
+static_assert(vp::compile_time_plan<llama3_8b<vp::q4_0, vp::f16>, vp::targets::rtx_4060_8gb, ctx8k>.needed() ==
+              6'204'049'408);
 // The whole of Llama-3.1-70B plans at compile time; in Q4_0 it needs 43,063,216,384 bytes, far
 // more than a 24 GiB RTX 4090 (256 of them are rope_freqs.weight: 64 f32 RoPE divisors).
 constexpr auto big = vp::compile_time_plan<llama31_70b<vp::q4_0, vp::f16>, vp::targets::rtx_4090, ctx8k>;
@@ -20,7 +21,8 @@ static_assert(!vp::fits_v<llama31_70b<vp::q4_0, vp::f16>, vp::targets::rtx_4090,
 static_assert(big.needed() == 43'063'216'384 && big.shortfall() == 43'063'216'384 - 25'769'803'776);
 // ... and with 43 of 80 layers resident (the rest streamed) it does.
 static_assert(vp::auto_gpu_layers(big) == 43);
-static_assert(vp::plan_auto_offload(llama31_70b<vp::q4_0, vp::f16>::describe(), vp::targets::rtx_4090::value, ctx8k).fits());
+static_assert(
+    vp::plan_auto_offload(llama31_70b<vp::q4_0, vp::f16>::describe(), vp::targets::rtx_4090::value, ctx8k).fits());
 // A custom target is one short struct.
 struct board {
     static constexpr vp::target_desc value{.name = "board", .capacity = 2ull << 20, .reserve = 0};

@@ -23,8 +23,8 @@ void check_invariants(const plan& p) {
         REQUIRE(b.offset % p.options.alignment == 0);
         REQUIRE(b.bytes <= b.reserved);
         sum[static_cast<int>(b.where)][static_cast<int>(b.kind)] += b.reserved;
-        const region& r = b.where == tier::gpu ? (b.kind == buffer_kind::weights ? p.gpu.weights
-                                                  : b.kind == buffer_kind::kv     ? p.gpu.kv
+        const region& r = b.where == tier::gpu ? (b.kind == buffer_kind::weights       ? p.gpu.weights
+                                                  : b.kind == buffer_kind::kv          ? p.gpu.kv
                                                   : b.kind == buffer_kind::activations ? p.gpu.activations
                                                                                        : p.gpu.staging)
                                                : p.host.weights;
@@ -55,7 +55,8 @@ void check_invariants(const plan& p) {
 }  // namespace
 
 TEST_CASE("every preset in several formats and limits keeps the plan invariants") {
-    const limits lims[] = {{.context = 4096}, {.context = 8192, .batch = 4, .ubatch = 256, .attention = attention_kernel::naive},
+    const limits lims[] = {{.context = 4096},
+                           {.context = 8192, .batch = 4, .ubatch = 256, .attention = attention_kernel::naive},
                            {.context = 100, .batch = 1, .ubatch = 1, .all_logits = true}};
     for (const auto& e : presets::catalog)
         for (format w : {f16::value, q8_0::value, q4_0::value})
@@ -72,7 +73,8 @@ TEST_CASE("every preset in several formats and limits keeps the plan invariants"
 TEST_CASE("compile-time and run-time plans agree") {
     constexpr limits lim{.context = 8192};
     constexpr plan ct = compile_time_plan<presets::llama31_70b<q4_0, f16>, targets::rtx_4090, lim>;
-    const plan rt = plan_inference(presets::describe(presets::llama31_70b_entry, uniform_policy(q4_0::value)), targets::by_name("RTX 4090"), lim);
+    const plan rt = plan_inference(presets::describe(presets::llama31_70b_entry, uniform_policy(q4_0::value)),
+                                   targets::by_name("RTX 4090"), lim);
     CHECK(ct.needed() == rt.needed());
     CHECK(ct.gpu.activations.bytes == rt.gpu.activations.bytes);
     CHECK(ct.layer_offset == rt.layer_offset);
@@ -99,10 +101,12 @@ TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090 does not fit but does with 37 laye
     CHECK(off.staging_slot == 481'361'920ull);
     check_invariants(off);
     const auto adv = advise(m, targets::by_name("4090"), lim);
-    const auto offload = std::find_if(adv.begin(), adv.end(), [](const advice_item& a) { return a.remedy.find("offload 37 of 80 layers") == 0; });
+    const auto offload = std::find_if(
+        adv.begin(), adv.end(), [](const advice_item& a) { return a.remedy.find("offload 37 of 80 layers") == 0; });
     REQUIRE(offload != adv.end());
     CHECK(offload->fits);
-    CHECK(std::is_sorted(adv.begin(), adv.end(), [](const auto& a, const auto& b) { return a.saved_bytes > b.saved_bytes; }));
+    CHECK(std::is_sorted(adv.begin(), adv.end(),
+                         [](const auto& a, const auto& b) { return a.saved_bytes > b.saved_bytes; }));
     // Streaming costs: 37 layers cross a 32 GB/s link per token.
     const auto est = estimate_decode(off);
     CHECK(est.link_bytes == 37 * 481'361'920ull);
@@ -119,10 +123,12 @@ TEST_CASE("Llama-3-8B Q4_0 on an RTX 4060 8GB fits at 8192 with a largest contex
     // The KV advice: Q8_0 halves (and a bit) the cache.
     const model_desc f16m = presets::describe(presets::llama3_8b_entry, uniform_policy(f16::value));
     const auto adv = advise(f16m, targets::by_name("4060"), {.context = 8192});
-    const auto kv = std::find_if(adv.begin(), adv.end(), [](const advice_item& a) { return a.remedy == "quantize the KV cache to q8_0"; });
+    const auto kv = std::find_if(adv.begin(), adv.end(),
+                                 [](const advice_item& a) { return a.remedy == "quantize the KV cache to q8_0"; });
     REQUIRE(kv != adv.end());
     CHECK(kv->saved_bytes == 1'073'741'824ull - 570'425'344ull);
-    const auto q4 = std::find_if(adv.begin(), adv.end(), [](const advice_item& a) { return a.remedy == "quantize weights to q4_0"; });
+    const auto q4 = std::find_if(adv.begin(), adv.end(),
+                                 [](const advice_item& a) { return a.remedy == "quantize weights to q4_0"; });
     REQUIRE(q4 != adv.end());
     CHECK(q4->fits);
 }
@@ -130,7 +136,8 @@ TEST_CASE("Llama-3-8B Q4_0 on an RTX 4060 8GB fits at 8192 with a largest contex
 TEST_CASE("naive attention materializes n_head x tokens x context scores and fused does not") {
     const model_desc m = presets::describe(presets::llama3_8b_entry, uniform_policy(q4_0::value));
     const plan fused = plan_inference(m, targets::by_name("h100"), {.context = 8192});
-    const plan naive = plan_inference(m, targets::by_name("h100"), {.context = 8192, .attention = attention_kernel::naive});
+    const plan naive =
+        plan_inference(m, targets::by_name("h100"), {.context = 8192, .attention = attention_kernel::naive});
     // 512 tokens x 32 heads x 8192 positions x 4 B = 536,870,912 B of scores, alive with the residual,
     // positions, q and attn_out (8,388,608 x 3 + 2,048) at the attention step.
     CHECK(naive.gpu.activations.bytes == 536'870'912ull + 3 * 8'388'608ull + 2048);
@@ -149,8 +156,10 @@ TEST_CASE("unified-memory targets have a single tier") {
 
 TEST_CASE("bad limits and unknown targets are clear errors") {
     const model_desc m = presets::describe(presets::stories260k_entry, uniform_policy(f32::value));
-    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.context = 0}), doctest::Contains("context"), error);
-    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.ubatch = 0}), doctest::Contains("micro-batch"), error);
+    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.context = 0}), doctest::Contains("context"),
+                         error);
+    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.ubatch = 0}), doctest::Contains("micro-batch"),
+                         error);
     CHECK_THROWS_WITH_AS(targets::by_name("rtx 9999"), doctest::Contains("known GPUs: RTX 3060 12GB"), error);
     CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.context = 1ull << 62, .batch = 1ull << 10}),
                          doctest::Contains("overflow"), error);
@@ -192,7 +201,8 @@ TEST_CASE("the lifetime packer stays within 3% of the lower bound on random life
         REQUIRE(total >= bound);
         for (int i = 0; i < n; ++i)
             for (int j = i + 1; j < n; ++j)
-                if (lifetimes_overlap(req[i], req[j])) REQUIRE((off[i] + req[i].bytes <= off[j] || off[j] + req[j].bytes <= off[i]));
+                if (lifetimes_overlap(req[i], req[j]))
+                    REQUIRE((off[i] + req[i].bytes <= off[j] || off[j] + req[j].bytes <= off[i]));
         ratio_sum += static_cast<double>(total) / static_cast<double>(bound);
         at_bound += total == bound;
     }

@@ -16,11 +16,15 @@ TEST_CASE("byte counts that would overflow 64 bits are rejected") {
     s.n_vocab = 1ull << 40;
     s.n_embd = 1ull << 30;  // the embedding alone: 2^70 values
     CHECK_THROWS_WITH_AS(param_count(s), doctest::Contains("overflow"), error);
-    CHECK_THROWS_WITH_AS(weight_bytes(make_model("huge", s, uniform_policy(format{format_id::f32}))), doctest::Contains("overflow"), error);
-    CHECK_THROWS_WITH_AS(plan_inference(make_model("huge", s, uniform_policy(format{format_id::f32})), targets::by_name("h100"), {}), doctest::Contains("overflow"), error);
+    CHECK_THROWS_WITH_AS(weight_bytes(make_model("huge", s, uniform_policy(format{format_id::f32}))),
+                         doctest::Contains("overflow"), error);
+    CHECK_THROWS_WITH_AS(
+        plan_inference(make_model("huge", s, uniform_policy(format{format_id::f32})), targets::by_name("h100"), {}),
+        doctest::Contains("overflow"), error);
     const model_desc m = presets::describe(presets::llama3_8b_entry, uniform_policy(format{format_id::q4_0}));
     // 2^40 positions x 2^20 sequences of a 131,072-byte-per-token cache.
-    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("h100"), {.context = 1ull << 40, .batch = 1ull << 20}), doctest::Contains("overflow"), error);
+    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("h100"), {.context = 1ull << 40, .batch = 1ull << 20}),
+                         doctest::Contains("overflow"), error);
     CHECK_THROWS_WITH_AS(kv_cache_bytes(m, 1ull << 50, 1ull << 20), doctest::Contains("overflow"), error);
     training_config c;
     c.seq = 1ull << 62;

@@ -42,7 +42,8 @@ struct run_result {
 };
 
 // Prefill `prefill` tokens in one pass (all logits), then decode the rest one at a time.
-run_result run(const std::string& path, const std::vector<std::int32_t>& tokens, std::size_t prefill, std::uint64_t device_budget, format kv) {
+run_result run(const std::string& path, const std::vector<std::int32_t>& tokens, std::size_t prefill,
+               std::uint64_t device_budget, format kv) {
     const auto file = io::gguf_file::open(path);
     model_desc m = io::describe(file, "test");
     m.kv = kv;
@@ -58,7 +59,8 @@ run_result run(const std::string& path, const std::vector<std::int32_t>& tokens,
     std::vector<std::int32_t> pos(tokens.size());
     for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
     const float* lg = llm.forward(std::span(tokens.data(), prefill), std::span(pos.data(), prefill), true);
-    for (std::size_t t = 0; t < prefill; ++t) r.logits.emplace_back(lg + t * m.shape.n_vocab, lg + (t + 1) * m.shape.n_vocab);
+    for (std::size_t t = 0; t < prefill; ++t)
+        r.logits.emplace_back(lg + t * m.shape.n_vocab, lg + (t + 1) * m.shape.n_vocab);
     for (std::size_t t = prefill; t < tokens.size(); ++t) {
         lg = llm.forward(std::span(tokens.data() + t, 1), std::span(pos.data() + t, 1));
         r.logits.emplace_back(lg, lg + m.shape.n_vocab);
@@ -104,7 +106,8 @@ TEST_CASE("the forward pass matches a naive double-precision Llama for F32 and F
     }
 }
 
-TEST_CASE("Llama 3.1's RoPE frequency divisors (rope_freqs.weight) are planned, loaded and applied, resident and streamed") {
+TEST_CASE(
+    "Llama 3.1's RoPE frequency divisors (rope_freqs.weight) are planned, loaded and applied, resident and streamed") {
     test_model::spec s;
     s.rope_freqs = true;
     s.layers = 4;
@@ -118,9 +121,11 @@ TEST_CASE("Llama 3.1's RoPE frequency divisors (rope_freqs.weight) are planned, 
     CHECK(weight_bytes(m) == file_bytes);  // the 16 divisors (64 bytes) included
     model_desc m32 = m;
     m32.kv = format{format_id::f32};  // as run() plans it
-    const plan p = plan_inference(m32, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8, .all_logits = true});
+    const plan p =
+        plan_inference(m32, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8, .all_logits = true});
     const auto all = buffers(p);
-    const auto it = std::find_if(all.begin(), all.end(), [](const buffer_info& b) { return b.name == "rope_freqs.weight"; });
+    const auto it =
+        std::find_if(all.begin(), all.end(), [](const buffer_info& b) { return b.name == "rope_freqs.weight"; });
     REQUIRE(it != all.end());
     CHECK(it->bytes == 16 * 4);
     CHECK(it->where == tier::gpu);
@@ -169,7 +174,8 @@ TEST_CASE("linear RoPE scaling is applied and YaRN is refused by name when the f
     s.legacy_linear_key = false;
     s.rope_scaling_factor = 0.0f;
     test_model::write(path, s, 17);
-    CHECK_THROWS_WITH_AS(io::describe(io::gguf_file::open(path)), doctest::Contains("rope.scaling.factor must be positive"), io::gguf_error);
+    CHECK_THROWS_WITH_AS(io::describe(io::gguf_file::open(path)),
+                         doctest::Contains("rope.scaling.factor must be positive"), io::gguf_error);
     s.rope_scaling_factor = 4.0f;
 
     s.rope_scaling = "yarn";
@@ -178,8 +184,8 @@ TEST_CASE("linear RoPE scaling is applied and YaRN is refused by name when the f
     CHECK(y.shape.scaling == rope_scaling::yarn);
     // Planning needs nothing from the scaling; running would give wrong text, so it is refused.
     CHECK(plan_inference(y, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8}).fits());
-    CHECK_THROWS_WITH_AS(run(path, tokens, 4, 1ull << 30, format{format_id::f32}), doctest::Contains("yarn RoPE scaling, which the vramplan runtime does not apply"),
-                         error);
+    CHECK_THROWS_WITH_AS(run(path, tokens, 4, 1ull << 30, format{format_id::f32}),
+                         doctest::Contains("yarn RoPE scaling, which the vramplan runtime does not apply"), error);
     std::filesystem::remove(path);
 }
 
@@ -219,7 +225,8 @@ TEST_CASE("a quantized KV cache stays close to the f32 one") {
     // Bounds relative to the largest logit: per element the formats round by at most 2^-11 (f16),
     // 1/254 (q8_0) and 1/16 (q4_0) of the block's largest value; three layers of attention and
     // MLP amplify that about sixfold on this random model.
-    for (auto [kv, tol] : {std::pair{format_id::f16, 0.002}, std::pair{format_id::q8_0, 0.03}, std::pair{format_id::q4_0, 0.4}}) {
+    for (auto [kv, tol] :
+         {std::pair{format_id::f16, 0.002}, std::pair{format_id::q8_0, 0.03}, std::pair{format_id::q4_0, 0.4}}) {
         CAPTURE(name(format{kv}));
         const auto got = run(path, tokens, 3, 1ull << 30, format{kv});
         double worst = 0, range = 0;
@@ -246,15 +253,16 @@ TEST_CASE("streaming most layers through staging gives exactly the resident resu
     // Budget for the head, KV, activations, staging and one resident layer.
     const auto file = io::gguf_file::open(path);
     model_desc m = io::describe(file, "test");
-    const plan full = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8, .all_logits = true});
+    const plan full =
+        plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8, .all_logits = true});
     std::uint64_t budget = 0;
     needed_by_gpu_layers(full, [&](std::uint64_t g, std::uint64_t need) {
         if (g == 1) budget = need;
     });
     const auto streamed = run(path, tokens, 4, budget, format{format_id::f16});
     CHECK(streamed.gpu_layers == 1);
-    CHECK(streamed.streamed_copies >= 4 * 4);  // 4 streamed layers in each of 4 passes
-    CHECK(streamed.logits == resident.logits);   // bit for bit
+    CHECK(streamed.streamed_copies >= 4 * 4);   // 4 streamed layers in each of 4 passes
+    CHECK(streamed.logits == resident.logits);  // bit for bit
     std::filesystem::remove(path);
 }
 
@@ -320,7 +328,8 @@ TEST_CASE("an arena in a static buffer sized by the compile-time plan runs the r
     CHECK(kernels::cpu::argmax(logits, 512) == 432);
     CHECK(logits[432] == doctest::Approx(17.79887).epsilon(1e-4));  // llama.cpp's value
     std::byte small[64];
-    CHECK_THROWS_WITH_AS(runtime::arena<cpu_backend>(edge_plan, backend, std::span(small)), doctest::Contains("buffer holds 64 bytes"), error);
+    CHECK_THROWS_WITH_AS(runtime::arena<cpu_backend>(edge_plan, backend, std::span(small)),
+                         doctest::Contains("buffer holds 64 bytes"), error);
 }
 
 TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens and the quantized files generate fluent text") {
@@ -328,8 +337,9 @@ TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens and the quant
         MESSAGE("../shared/models absent: skipped");
         return;
     }
-    const std::vector<std::int32_t> expected{432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337,
-                                             410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394};
+    const std::vector<std::int32_t> expected{432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426,
+                                             338, 401, 396, 267, 337, 410, 408, 419, 292, 411, 322,
+                                             265, 282, 295, 433, 426, 385, 328, 432, 358, 394};
     for (const char* f : {"stories260K.gguf", "stories260K-q8_0.gguf", "stories260K-q4_0.gguf"}) {
         CAPTURE(f);
         const auto file = io::gguf_file::open(shared_models + f);
@@ -355,16 +365,21 @@ TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens and the quant
         const std::string text = "Once upon a time" + tok.decode(out);
         if (std::string(f) == "stories260K.gguf") {
             CHECK(out == expected);
-            CHECK(text == "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw");
+            CHECK(text ==
+                  "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One "
+                  "day, she saw");
         } else {
             // Quantized weights drift from the F32 model late; the story's opening survives.
-            CHECK(std::vector<std::int32_t>(out.begin(), out.begin() + 16) == std::vector<std::int32_t>(expected.begin(), expected.begin() + 16));
+            CHECK(std::vector<std::int32_t>(out.begin(), out.begin() + 16) ==
+                  std::vector<std::int32_t>(expected.begin(), expected.begin() + 16));
             for (char c : text) CHECK((c >= 32 && c < 127));
         }
     }
 }
 
-TEST_CASE("the forward pass checks its inputs in one place, whatever the backend, and refuses what it cannot run at start-up") {
+TEST_CASE(
+    "the forward pass checks its inputs in one place, whatever the backend, and refuses what it cannot run at "
+    "start-up") {
     test_model::spec s;
     const std::string path = temp_file("vramplan_forward_inputs.gguf");
     test_model::write(path, s, 21);
@@ -376,14 +391,21 @@ TEST_CASE("the forward pass checks its inputs in one place, whatever the backend
     runtime::load_weights(file, a);
     runtime::forward_pass<cpu_backend> llm(a);
     const std::vector<std::int32_t> one{3}, at0{0};
-    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{64}, at0), "forward: token id 64 is outside the vocabulary of 64", error);
-    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{-1}, at0), "forward: token id -1 is outside the vocabulary of 64", error);
-    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{16}), "forward: position 16 is outside the planned context of 16 tokens", error);
-    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{-2}), "forward: position -2 is outside the planned context of 16 tokens", error);
+    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{64}, at0),
+                         "forward: token id 64 is outside the vocabulary of 64", error);
+    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{-1}, at0),
+                         "forward: token id -1 is outside the vocabulary of 64", error);
+    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{16}),
+                         "forward: position 16 is outside the planned context of 16 tokens", error);
+    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{-2}),
+                         "forward: position -2 is outside the planned context of 16 tokens", error);
     CHECK_THROWS_WITH_AS(llm.forward({}, {}), doctest::Contains("1 to 4 tokens per pass"), error);
-    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>(5, 1), std::vector<std::int32_t>{0, 1, 2, 3, 4}), doctest::Contains("1 to 4 tokens"), error);
-    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{0, 1}), doctest::Contains("one position each"), error);
-    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{1, 2}, std::vector<std::int32_t>{0, 1}, true), doctest::Contains("plan with all_logits"), error);
+    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>(5, 1), std::vector<std::int32_t>{0, 1, 2, 3, 4}),
+                         doctest::Contains("1 to 4 tokens"), error);
+    CHECK_THROWS_WITH_AS(llm.forward(one, std::vector<std::int32_t>{0, 1}), doctest::Contains("one position each"),
+                         error);
+    CHECK_THROWS_WITH_AS(llm.forward(std::vector<std::int32_t>{1, 2}, std::vector<std::int32_t>{0, 1}, true),
+                         doctest::Contains("plan with all_logits"), error);
     const float* ok = llm.forward(one, at0);  // and a good call still runs after the refusals
     CHECK(std::isfinite(ok[0]));
 
@@ -394,6 +416,7 @@ TEST_CASE("the forward pass checks its inputs in one place, whatever the backend
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) f16_norms.set_layer(l, b);
     const plan q = plan_inference(f16_norms, target_desc{"cpu", 1ull << 30, 0}, {.context = 16, .ubatch = 4});
     runtime::arena<cpu_backend> qa(q, backend);
-    CHECK_THROWS_WITH_AS(runtime::forward_pass<cpu_backend>{qa}, "tensor blk.*.ffn_norm.weight is stored as f16; norm and bias vectors must be f32", error);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<cpu_backend>{qa},
+                         "tensor blk.*.ffn_norm.weight is stored as f16; norm and bias vectors must be f32", error);
     std::filesystem::remove(path);
 }

@@ -23,8 +23,8 @@ struct spec {
     std::string stray_tensor;          // when not empty, a 4-value f32 tensor of that name no llama model has
     std::string rope_scaling;          // when not empty, llama.rope.scaling.type (with .factor)
     float rope_scaling_factor = 1.0f;
-    bool legacy_linear_key = false;    // linear scaling written as older files do: rope.scale_linear alone
-    std::string arch = "llama";        // "qwen2": q/k/v biases and NeoX-style RoPE pairs
+    bool legacy_linear_key = false;  // linear scaling written as older files do: rope.scale_linear alone
+    std::string arch = "llama";      // "qwen2": q/k/v biases and NeoX-style RoPE pairs
 };
 
 // Weights as the file stores them, dequantized, in double.
@@ -32,7 +32,8 @@ struct weights {
     spec s;
     std::vector<double> embd, out_norm, out, rope_divisors;  // rope_divisors empty: none
     struct layer {
-        std::vector<double> attn_norm, q, k, v, o, ffn_norm, gate, up, down, q_bias, k_bias, v_bias;  // biases: qwen2 only
+        std::vector<double> attn_norm, q, k, v, o, ffn_norm, gate, up, down, q_bias, k_bias,
+            v_bias;  // biases: qwen2 only
     };
     std::vector<layer> blk;
 };
@@ -59,41 +60,59 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
         .set_f32(a + "rope.freq_base", 10000.0f)
         .set_string("tokenizer.ggml.model", "llama");
     if (s.context_length) w.set_u32(a + "context_length", static_cast<std::uint32_t>(s.context_length));
-    if (s.legacy_linear_key) w.set_f32(a + "rope.scale_linear", s.rope_scaling_factor);
-    else if (!s.rope_scaling.empty()) w.set_string(a + "rope.scaling.type", s.rope_scaling).set_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
+    if (s.legacy_linear_key)
+        w.set_f32(a + "rope.scale_linear", s.rope_scaling_factor);
+    else if (!s.rope_scaling.empty())
+        w.set_string(a + "rope.scaling.type", s.rope_scaling).set_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
     std::vector<std::string> tokens;
-    for (std::uint64_t i = 0; i < s.vocab; ++i) tokens.push_back(std::to_string(i).insert(0, 1, 't'));  // "t" + ... trips GCC 12's -Wrestrict
+    for (std::uint64_t i = 0; i < s.vocab; ++i)
+        tokens.push_back(std::to_string(i).insert(0, 1, 't'));  // "t" + ... trips GCC 12's -Wrestrict
     w.set_strings("tokenizer.ggml.tokens", tokens);
     weights out;
     out.s = s;
-    auto add = [&](const std::string& name, std::uint64_t rows, std::uint64_t cols, format f, float scale, std::vector<double>& dst) {
+    auto add = [&](const std::string& name, std::uint64_t rows, std::uint64_t cols, format f, float scale,
+                   std::vector<double>& dst) {
         const auto v = random(rows * cols, rng, scale);
         std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
-        const auto kf = f.id == format_id::f32 ? kernels::kernel_format::f32
-                      : f.id == format_id::f16 ? kernels::kernel_format::f16
-                      : f.id == format_id::q8_0 ? kernels::kernel_format::q8_0
-                                                : kernels::kernel_format::q4_0;
+        const auto kf = f.id == format_id::f32    ? kernels::kernel_format::f32
+                        : f.id == format_id::f16  ? kernels::kernel_format::f16
+                        : f.id == format_id::q8_0 ? kernels::kernel_format::q8_0
+                                                  : kernels::kernel_format::q4_0;
         const std::uint64_t rb = kernels::kernel_row_bytes(kf, cols);
         dst.resize(rows * cols);
         for (std::uint64_t r = 0; r < rows; ++r) {
             void* row = bytes.data() + r * rb;
             switch (kf) {
-                case kernels::kernel_format::f32: kernels::store_row<kernels::kernel_format::f32>(v.data() + r * cols, row, cols); break;
-                case kernels::kernel_format::f16: kernels::store_row<kernels::kernel_format::f16>(v.data() + r * cols, row, cols); break;
-                case kernels::kernel_format::q8_0: kernels::store_row<kernels::kernel_format::q8_0>(v.data() + r * cols, row, cols); break;
+                case kernels::kernel_format::f32:
+                    kernels::store_row<kernels::kernel_format::f32>(v.data() + r * cols, row, cols);
+                    break;
+                case kernels::kernel_format::f16:
+                    kernels::store_row<kernels::kernel_format::f16>(v.data() + r * cols, row, cols);
+                    break;
+                case kernels::kernel_format::q8_0:
+                    kernels::store_row<kernels::kernel_format::q8_0>(v.data() + r * cols, row, cols);
+                    break;
                 default: kernels::store_row<kernels::kernel_format::q4_0>(v.data() + r * cols, row, cols); break;
             }
             for (std::uint64_t c = 0; c < cols; ++c) {
                 switch (kf) {
-                    case kernels::kernel_format::f32: dst[r * cols + c] = kernels::load<kernels::kernel_format::f32>(row, c); break;
-                    case kernels::kernel_format::f16: dst[r * cols + c] = kernels::load<kernels::kernel_format::f16>(row, c); break;
-                    case kernels::kernel_format::q8_0: dst[r * cols + c] = kernels::load<kernels::kernel_format::q8_0>(row, c); break;
+                    case kernels::kernel_format::f32:
+                        dst[r * cols + c] = kernels::load<kernels::kernel_format::f32>(row, c);
+                        break;
+                    case kernels::kernel_format::f16:
+                        dst[r * cols + c] = kernels::load<kernels::kernel_format::f16>(row, c);
+                        break;
+                    case kernels::kernel_format::q8_0:
+                        dst[r * cols + c] = kernels::load<kernels::kernel_format::q8_0>(row, c);
+                        break;
                     default: dst[r * cols + c] = kernels::load<kernels::kernel_format::q4_0>(row, c); break;
                 }
             }
         }
-        if (rows == 1) w.add_tensor(name, {cols}, f, bytes.data(), bytes.size());
-        else w.add_tensor(name, {cols, rows}, f, bytes.data(), bytes.size());
+        if (rows == 1)
+            w.add_tensor(name, {cols}, f, bytes.data(), bytes.size());
+        else
+            w.add_tensor(name, {cols, rows}, f, bytes.data(), bytes.size());
     };
     const format f32{format_id::f32};
     const std::uint64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
@@ -106,7 +125,8 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
     }
     if (s.rope_freqs) {
         std::vector<float> div(s.head_dim / 2);
-        for (std::size_t i = 0; i < div.size(); ++i) div[i] = 1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(div.size() - 1);
+        for (std::size_t i = 0; i < div.size(); ++i)
+            div[i] = 1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(div.size() - 1);
         out.rope_divisors.assign(div.begin(), div.end());
         w.add_tensor("rope_freqs.weight", {div.size()}, f32, div.data(), div.size() * 4);
     }
@@ -139,7 +159,8 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
     const std::uint64_t T = tokens.size(), E = s.embd, HD = s.head_dim, Q = s.heads * HD, KV = s.kv_heads * HD;
     // Q4_0 weights meet activations rounded to Q8_0 blocks (W4A8, as the CPU kernel defines it).
     const bool round_to_q8_0 = s.weights.id == format_id::q4_0;
-    auto matvec = [&](const std::vector<double>& m, const std::vector<double>& x_in, std::uint64_t rows, std::uint64_t cols) {
+    auto matvec = [&](const std::vector<double>& m, const std::vector<double>& x_in, std::uint64_t rows,
+                      std::uint64_t cols) {
         std::vector<double> x = x_in;
         if (round_to_q8_0)
             for (std::uint64_t b = 0; b < cols / 32; ++b) {
@@ -166,7 +187,8 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
         for (std::uint64_t h = 0; h < heads; ++h)
             for (std::uint64_t i = 0; i < HD / 2; ++i) {
                 const double linear = s.rope_scaling == "linear" ? s.rope_scaling_factor : 1.0;
-                const double th = static_cast<double>(pos) / linear * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
+                const double th = static_cast<double>(pos) / linear *
+                                  std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
                                   (w.rope_divisors.empty() ? 1.0 : w.rope_divisors[i]);
                 const bool neox = s.arch == "qwen2";  // pairs (i, i + HD/2)
                 double& a = v[h * HD + (neox ? i : 2 * i)];
@@ -177,7 +199,8 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
             }
     };
     std::vector<std::vector<double>> x(T);
-    for (std::uint64_t t = 0; t < T; ++t) x[t].assign(w.embd.begin() + tokens[t] * E, w.embd.begin() + (tokens[t] + 1) * E);
+    for (std::uint64_t t = 0; t < T; ++t)
+        x[t].assign(w.embd.begin() + tokens[t] * E, w.embd.begin() + (tokens[t] + 1) * E);
     for (const auto& b : w.blk) {
         std::vector<std::vector<double>> qs(T), ks(T), vs(T);
         for (std::uint64_t t = 0; t < T; ++t) {

@@ -9,7 +9,8 @@
 namespace vramplan::cli {
 
 inline const CLI::Validator count{[](std::string& v) -> std::string {
-                                      if (v.find_first_not_of("0123456789") == std::string::npos && !v.empty()) return {};
+                                      if (v.find_first_not_of("0123456789") == std::string::npos && !v.empty())
+                                          return {};
                                       return "takes a whole number (0, 1, 2, ...), not '" + v + "'";
                                   },
                                   "COUNT"};

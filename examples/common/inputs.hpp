@@ -25,11 +25,13 @@ inline std::uint64_t parse_size(const std::string& text) {
     std::erase_if(unit, [](char c) { return c == ' '; });
     for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     const std::string number = text.substr(0, i);
-    if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos || std::count(number.begin(), number.end(), '.') > 1)
-        throw error("invalid size '" + text + "': give a number with an optional unit, e.g. 12GiB, 8GB, 512MiB or 4096");
-    static const std::pair<const char*, double> units[] = {{"", 1},       {"b", 1},          {"kb", 1e3},        {"mb", 1e6},
-                                                           {"gb", 1e9},   {"tb", 1e12},      {"kib", 1024.0},    {"mib", 1048576.0},
-                                                           {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+    if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos ||
+        std::count(number.begin(), number.end(), '.') > 1)
+        throw error("invalid size '" + text +
+                    "': give a number with an optional unit, e.g. 12GiB, 8GB, 512MiB or 4096");
+    static const std::pair<const char*, double> units[] = {
+        {"", 1},      {"b", 1},        {"kb", 1e3},        {"mb", 1e6},           {"gb", 1e9},
+        {"tb", 1e12}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
     for (auto [name, factor] : units)
         if (unit == name) {
             const long double v = std::stold(number) * static_cast<long double>(factor);
@@ -43,8 +45,10 @@ inline std::uint64_t parse_size(const std::string& text) {
 // to the numbers. Empty when the context is within training or the trained length is unknown.
 inline std::string trained_context_warning(const model_desc& m, std::uint64_t context) {
     if (!m.shape.beyond_trained_context(context)) return {};
-    return "warning: context " + with_separators(context) + " exceeds the " + with_separators(m.shape.n_ctx_train) + " tokens " + std::string(m.name) +
-           " was trained for; past that, output degrades unless the runtime scales RoPE (e.g. YaRN): use a context of at most " +
+    return "warning: context " + with_separators(context) + " exceeds the " + with_separators(m.shape.n_ctx_train) +
+           " tokens " + std::string(m.name) +
+           " was trained for; past that, output degrades unless the runtime scales RoPE (e.g. YaRN): use a context of "
+           "at most " +
            std::to_string(m.shape.n_ctx_train) + " for this model as trained";
 }
 
@@ -61,7 +65,7 @@ inline std::string_view intern(const std::string& s) {
 struct model_choice {
     model_desc desc;
     std::string name;
-    std::string source;      // "preset", "gguf", "config.json"
+    std::string source;  // "preset", "gguf", "config.json"
     std::uint64_t published_params = 0;
 };
 
@@ -75,7 +79,9 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
     if (ends_with(spec, ".gguf")) {
         const auto file = io::gguf_file::open(spec);
         c.source = "gguf";
-        c.name = file.find("general.name") && file.find("general.name")->type == io::gguf_type::string ? file.get_string("general.name") : spec;
+        c.name = file.find("general.name") && file.find("general.name")->type == io::gguf_type::string
+                     ? file.get_string("general.name")
+                     : spec;
         c.desc = io::describe(file, c.name);
     } else if (ends_with(spec, ".json")) {
         c.source = "config.json";
@@ -105,7 +111,8 @@ inline target_desc load_gpu(const std::string& spec, const std::string& reserve)
         try {
             t.capacity = parse_size(spec);
         } catch (const error&) {
-            throw error("unknown GPU '" + spec + "'; known GPUs: " + targets::known_names() + " (or a size such as 12GiB)");
+            throw error("unknown GPU '" + spec + "'; known GPUs: " + targets::known_names() +
+                        " (or a size such as 12GiB)");
         }
         t.reserve = 512ull << 20;
     } else {
@@ -113,8 +120,8 @@ inline target_desc load_gpu(const std::string& spec, const std::string& reserve)
     }
     if (!reserve.empty()) t.reserve = parse_size(reserve);
     if (t.reserve >= t.capacity)
-        throw error("the reserve (" + to_string(bytes{t.reserve}) + ") leaves nothing of the GPU's " + to_string(bytes{t.capacity}) +
-                    "; give a larger GPU size or a smaller --reserve");
+        throw error("the reserve (" + to_string(bytes{t.reserve}) + ") leaves nothing of the GPU's " +
+                    to_string(bytes{t.capacity}) + "; give a larger GPU size or a smaller --reserve");
     return t;
 }
 

@@ -46,19 +46,22 @@ int main(int argc, char** argv) {
     const std::string prompt = argc > 3 ? argv[3] : "Once upon a time";
     try {
         if (n_new < 1 || static_cast<std::size_t>(n_new) > max_new_tokens)
-            throw error("tokens to generate: 1 to " + std::to_string(max_new_tokens) + " (the context is " + std::to_string(edge_limits.context) + ")");
+            throw error("tokens to generate: 1 to " + std::to_string(max_new_tokens) + " (the context is " +
+                        std::to_string(edge_limits.context) + ")");
         // Start-up: read the file, check it is the model this program was compiled for, load it.
         const auto file = io::gguf_file::open(path);
         model_desc shipped = io::describe(file);
         shipped.name = edge_plan.model.name;
         if (!(shipped == edge_plan.model))
-            throw error("'" + path + "' is not the model this program was built for; rebuild it with emit-header from that file");
+            throw error("'" + path +
+                        "' is not the model this program was built for; rebuild it with emit-header from that file");
         const auto tok = io::tokenizer::from_gguf(file);
         const std::vector<std::int32_t> ids = tok.encode(prompt);
         if (ids.size() + static_cast<std::size_t>(n_new) > edge_limits.context)
-            throw error("the prompt is " + std::to_string(ids.size()) + " tokens; with the tokens to generate it must fit " +
-                        std::to_string(edge_limits.context));
-        if (ids.size() > edge_limits.ubatch) throw error("the prompt is " + std::to_string(ids.size()) + " tokens; at most 16 fit one pass");
+            throw error("the prompt is " + std::to_string(ids.size()) +
+                        " tokens; with the tokens to generate it must fit " + std::to_string(edge_limits.context));
+        if (ids.size() > edge_limits.ubatch)
+            throw error("the prompt is " + std::to_string(ids.size()) + " tokens; at most 16 fit one pass");
         runtime::cpu_backend backend(sizeof arena_memory);
         runtime::arena<runtime::cpu_backend> a(edge_plan, backend, arena_memory);
         runtime::load_weights(file, a);
@@ -81,9 +84,12 @@ int main(int argc, char** argv) {
         }
         counting = false;
 
-        std::printf("%s%s\n", prompt.c_str(), tok.decode(std::vector<std::int32_t>(generated, generated + produced)).c_str());
-        std::printf("arena: %zu bytes, static (the compile-time plan of %s on %s); heap allocations during generation: %ld\n", sizeof arena_memory,
-                    std::string(edge_plan.model.name).c_str(), std::string(edge_plan.target.name).c_str(), allocations.load());
+        std::printf("%s%s\n", prompt.c_str(),
+                    tok.decode(std::vector<std::int32_t>(generated, generated + produced)).c_str());
+        std::printf(
+            "arena: %zu bytes, static (the compile-time plan of %s on %s); heap allocations during generation: %ld\n",
+            sizeof arena_memory, std::string(edge_plan.model.name).c_str(), std::string(edge_plan.target.name).c_str(),
+            allocations.load());
         return allocations == 0 ? 0 : 1;
     } catch (const std::exception& e) {
         counting = false;

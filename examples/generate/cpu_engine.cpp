@@ -10,8 +10,9 @@ class cpu_engine final : public engine {
 public:
     cpu_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads, progress_fn progress)
         : backend_(p.target.capacity, threads), arena_(p, backend_) {
-        vramplan::runtime::load_weights(file, arena_, progress ? std::function<void(std::size_t, std::size_t)>(progress)
-                                                              : std::function<void(std::size_t, std::size_t)>());
+        vramplan::runtime::load_weights(file, arena_,
+                                        progress ? std::function<void(std::size_t, std::size_t)>(progress)
+                                                 : std::function<void(std::size_t, std::size_t)>());
         llm_ = std::make_unique<vramplan::runtime::forward_pass<vramplan::runtime::cpu_backend>>(arena_);
     }
     const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions) override {
@@ -27,7 +28,8 @@ private:
 };
 }  // namespace
 
-std::unique_ptr<engine> make_cpu_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads, progress_fn progress) {
+std::unique_ptr<engine> make_cpu_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads,
+                                        progress_fn progress) {
     return std::make_unique<cpu_engine>(file, p, threads, progress);
 }
 

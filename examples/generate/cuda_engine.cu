@@ -8,9 +8,11 @@ namespace generate {
 namespace {
 class cuda_engine final : public engine {
 public:
-    cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress) : arena_(p, backend_) {
-        vramplan::runtime::load_weights(file, arena_, progress ? std::function<void(std::size_t, std::size_t)>(progress)
-                                                              : std::function<void(std::size_t, std::size_t)>());
+    cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress)
+        : arena_(p, backend_) {
+        vramplan::runtime::load_weights(file, arena_,
+                                        progress ? std::function<void(std::size_t, std::size_t)>(progress)
+                                                 : std::function<void(std::size_t, std::size_t)>());
         llm_ = std::make_unique<vramplan::runtime::forward_pass<vramplan::runtime::cuda_backend>>(arena_);
     }
     const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions) override {
@@ -31,7 +33,8 @@ std::uint64_t cuda_free_bytes() {
     return probe.device_memory().free;
 }
 
-std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress) {
+std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p,
+                                         progress_fn progress) {
     return std::make_unique<cuda_engine>(file, p, progress);
 }
 

@@ -22,9 +22,11 @@ public:
 
 using progress_fn = void (*)(std::size_t done, std::size_t total);
 
-std::unique_ptr<engine> make_cpu_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads, progress_fn progress);
+std::unique_ptr<engine> make_cpu_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads,
+                                        progress_fn progress);
 #if VRAMPLAN_WITH_CUDA
-std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress);
+std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p,
+                                         progress_fn progress);
 // Bytes free on CUDA device 0 now (the CUDA context created); throws the backend's error without one.
 std::uint64_t cuda_free_bytes();
 #endif

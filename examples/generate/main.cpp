@@ -19,7 +19,8 @@ using namespace vramplan;
 namespace {
 void progress_bar(std::size_t done, std::size_t total) {
     const int width = 30, filled = static_cast<int>(done * width / (total ? total : 1));
-    fmt::print(stderr, "\rloading [{}{}] {}/{} tensors", std::string(filled, '#'), std::string(width - filled, ' '), done, total);
+    fmt::print(stderr, "\rloading [{}{}] {}/{} tensors", std::string(filled, '#'), std::string(width - filled, ' '),
+               done, total);
     if (done == total) fmt::print(stderr, "\n");
 }
 }  // namespace
@@ -36,16 +37,26 @@ int main(int argc, char** argv) {
     app.add_option("-n,--n-predict", n_predict, "tokens to generate")->check(cli::count)->capture_default_str();
     app.add_option("--ctx", ctx, "context length (default: prompt + tokens to generate)")->check(cli::count);
     app.add_option("--ubatch", ubatch, "prompt tokens per forward pass")->check(cli::count)->capture_default_str();
-    app.add_option("--kv", kv, "KV cache format")->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}))->capture_default_str();
+    app.add_option("--kv", kv, "KV cache format")
+        ->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}))
+        ->capture_default_str();
     app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
     app.add_option("--device-budget", budget,
-                   "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed (default: CUDA: the device's free memory less 64 MiB; "
+                   "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed (default: CUDA: the "
+                   "device's free memory less 64 MiB; "
                    "CPU: the available host memory)");
-    app.add_option("--temp", temperature, "sampling temperature (0: greedy)")->check(CLI::Range(0.0f, 10.0f))->capture_default_str();
+    app.add_option("--temp", temperature, "sampling temperature (0: greedy)")
+        ->check(CLI::Range(0.0f, 10.0f))
+        ->capture_default_str();
     app.add_option("--top-k", top_k, "sample among the k most likely tokens")->check(cli::count)->capture_default_str();
-    app.add_option("--top-p", top_p, "sample within this probability mass")->check(CLI::Range(0.0f, 1.0f))->capture_default_str();
+    app.add_option("--top-p", top_p, "sample within this probability mass")
+        ->check(CLI::Range(0.0f, 1.0f))
+        ->capture_default_str();
     app.add_option("--seed", seed, "random seed for sampling")->check(cli::count)->capture_default_str();
-    app.add_option("-t,--threads", threads, "CPU threads")->check(cli::count)->check(CLI::Range(1u, 1024u))->capture_default_str();
+    app.add_option("-t,--threads", threads, "CPU threads")
+        ->check(cli::count)
+        ->check(CLI::Range(1u, 1024u))
+        ->capture_default_str();
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -58,30 +69,35 @@ int main(int argc, char** argv) {
         m.kv = format_by_name(kv);
         const std::vector<std::int32_t> ids = tok.encode(prompt);
         if (ctx == 0) ctx = ids.size() + n_predict;
-        if (ids.size() + n_predict > ctx) throw error("the prompt (" + std::to_string(ids.size()) + " tokens) and " + std::to_string(n_predict) +
-                                                      " new tokens exceed --ctx " + std::to_string(ctx));
+        if (ids.size() + n_predict > ctx)
+            throw error("the prompt (" + std::to_string(ids.size()) + " tokens) and " + std::to_string(n_predict) +
+                        " new tokens exceed --ctx " + std::to_string(ctx));
         if (const std::string w = cli::trained_context_warning(m, ctx); !w.empty()) fmt::print(stderr, "{}\n", w);
         const bool cuda = device == "cuda";
 #if !VRAMPLAN_WITH_CUDA
-        if (cuda) throw error("this build has no CUDA support (nvcc was not found at configure time); use --device cpu");
+        if (cuda)
+            throw error("this build has no CUDA support (nvcc was not found at configure time); use --device cpu");
 #endif
         m.activations = format{format_id::f32};
         // Plan for the memory of the device the run uses. On CUDA, 64 MiB of what is free stays
         // unplanned: cudaMalloc rounds the arena up to 2 MiB pages and the driver may take more.
         constexpr std::uint64_t cuda_headroom = 64ull << 20;
         target_desc target{cuda ? "cuda" : "cpu", 0, 0};
-        if (!budget.empty()) target.capacity = cli::parse_size(budget);
+        if (!budget.empty())
+            target.capacity = cli::parse_size(budget);
         else if (cuda) {
 #if VRAMPLAN_WITH_CUDA
             const std::uint64_t free = generate::cuda_free_bytes();
             target.capacity = free > cuda_headroom ? free - cuda_headroom : 0;
 #endif
-        } else target.capacity = runtime::host_memory_available();
+        } else
+            target.capacity = runtime::host_memory_available();
         const limits lim{.context = ctx, .batch = 1, .ubatch = ubatch};
         const plan p = plan_auto_offload(m, target, lim);
         if (!p.fits())
-            throw error("the model does not fit a device budget of " + to_string(bytes{target.capacity}) + " even with every layer streamed (needs " +
-                        to_string(bytes{p.needed()}) + "); raise --device-budget or shorten --ctx");
+            throw error("the model does not fit a device budget of " + to_string(bytes{target.capacity}) +
+                        " even with every layer streamed (needs " + to_string(bytes{p.needed()}) +
+                        "); raise --device-budget or shorten --ctx");
 
         std::unique_ptr<generate::engine> eng;
         const generate::progress_fn progress = isatty(STDERR_FILENO) ? &progress_bar : nullptr;
@@ -92,7 +108,8 @@ int main(int argc, char** argv) {
         } else {
             eng = generate::make_cpu_engine(file, p, threads, progress);
         }
-        runtime::sampler sampler(m.shape.n_vocab, {.temperature = temperature, .top_k = top_k, .top_p = top_p, .seed = seed});
+        runtime::sampler sampler(m.shape.n_vocab,
+                                 {.temperature = temperature, .top_k = top_k, .top_p = top_p, .seed = seed});
 
         using clock = std::chrono::steady_clock;
         fmt::print("{}", prompt);
@@ -119,14 +136,20 @@ int main(int argc, char** argv) {
             ++position;
         }
         const auto t2 = clock::now();
-        const double prefill_s = std::chrono::duration<double>(t1 - t0).count(), decode_s = std::chrono::duration<double>(t2 - t1).count();
+        const double prefill_s = std::chrono::duration<double>(t1 - t0).count(),
+                     decode_s = std::chrono::duration<double>(t2 - t1).count();
         fmt::print("\n\n");
-        fmt::print("plan: {} of {} device budget: weights {}, KV {} ({}), activations {}, staging {}; {} of {} layers resident{}\n",
-                   to_string(bytes{p.gpu.total()}), to_string(bytes{target.capacity}), to_string(bytes{p.gpu.weights.bytes}), to_string(bytes{p.gpu.kv.bytes}),
-                   name(p.model.kv), to_string(bytes{p.gpu.activations.bytes}), to_string(bytes{p.gpu.staging.bytes}), p.gpu_layers, m.shape.n_layer,
-                   p.host.total() ? ", " + to_string(bytes{p.host.total()}) + " streamed from the host tier" : std::string());
-        fmt::print("prefill: {} tokens in {:.3f} s ({:.1f} tokens/s)\n", ids.size(), prefill_s, ids.size() / std::max(prefill_s, 1e-9));
-        fmt::print("decode: {} tokens in {:.3f} s ({:.1f} tokens/s) on {}\n", out.size(), decode_s, out.size() / std::max(decode_s, 1e-9), device);
+        fmt::print(
+            "plan: {} of {} device budget: weights {}, KV {} ({}), activations {}, staging {}; {} of {} layers "
+            "resident{}\n",
+            to_string(bytes{p.gpu.total()}), to_string(bytes{target.capacity}), to_string(bytes{p.gpu.weights.bytes}),
+            to_string(bytes{p.gpu.kv.bytes}), name(p.model.kv), to_string(bytes{p.gpu.activations.bytes}),
+            to_string(bytes{p.gpu.staging.bytes}), p.gpu_layers, m.shape.n_layer,
+            p.host.total() ? ", " + to_string(bytes{p.host.total()}) + " streamed from the host tier" : std::string());
+        fmt::print("prefill: {} tokens in {:.3f} s ({:.1f} tokens/s)\n", ids.size(), prefill_s,
+                   ids.size() / std::max(prefill_s, 1e-9));
+        fmt::print("decode: {} tokens in {:.3f} s ({:.1f} tokens/s) on {}\n", out.size(), decode_s,
+                   out.size() / std::max(decode_s, 1e-9), device);
         return 0;
     } catch (const std::exception& e) {
         fmt::print(stderr, "generate: error: {}\n", e.what());

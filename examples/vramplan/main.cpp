@@ -11,8 +11,8 @@
 #include "emit_header.hpp"
 #include "report.hpp"
 #include "vramplan/model/training.hpp"
-#include "vramplan/plan/training_fit.hpp"
 #include "vramplan/plan/multi_gpu.hpp"
+#include "vramplan/plan/training_fit.hpp"
 
 using namespace vramplan;
 
@@ -25,19 +25,28 @@ struct plan_args {
 };
 
 void add_plan_options(CLI::App* c, plan_args& a) {
-    c->add_option("-m,--model", a.model, "preset name, .gguf file (header only) or Hugging Face config.json")->required();
+    c->add_option("-m,--model", a.model, "preset name, .gguf file (header only) or Hugging Face config.json")
+        ->required();
     c->add_option("-g,--gpu", a.gpu, "GPU name (see `vramplan gpus`) or a size such as 12GiB")->required();
     c->add_option("--ctx", a.ctx, "context length per sequence")->check(cli::count)->capture_default_str();
     c->add_option("--batch", a.batch, "sequences decoded together")->check(cli::count)->capture_default_str();
-    c->add_option("--ubatch", a.ubatch, "tokens per forward pass (prefill micro-batch)")->check(cli::count)->capture_default_str();
+    c->add_option("--ubatch", a.ubatch, "tokens per forward pass (prefill micro-batch)")
+        ->check(cli::count)
+        ->capture_default_str();
     c->add_option("--weights", a.weights, "weight format for every matrix (f16, q8_0, q4_0, q4_k, ...)");
     c->add_option("--kv", a.kv, "KV cache format (f16, bf16, q8_0, q4_0, fp8, f32)");
-    c->add_option("--attention", a.attention, "fused or naive attention kernel")->check(CLI::IsMember({"fused", "naive"}))->capture_default_str();
-    c->add_option("--gpu-layers", a.gpu_layers, "layers kept on the GPU: a number, all, or auto")->capture_default_str();
+    c->add_option("--attention", a.attention, "fused or naive attention kernel")
+        ->check(CLI::IsMember({"fused", "naive"}))
+        ->capture_default_str();
+    c->add_option("--gpu-layers", a.gpu_layers, "layers kept on the GPU: a number, all, or auto")
+        ->capture_default_str();
     c->add_option("--host-ram", a.host_ram, "pinned host memory available for offloaded layers");
     c->add_option("--reserve", a.reserve, "override the GPU's runtime reserve (CUDA context, workspaces)");
-    c->add_option("--gpus", a.gpus, "identical GPUs for pipeline parallelism")->check(CLI::Range(1, 64))->capture_default_str();
-    c->add_option("--tp", a.tp, "tensor-parallel factor: each GPU holds 1/K of every layer (the plan shown is one GPU's)")
+    c->add_option("--gpus", a.gpus, "identical GPUs for pipeline parallelism")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    c->add_option("--tp", a.tp,
+                  "tensor-parallel factor: each GPU holds 1/K of every layer (the plan shown is one GPU's)")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
     c->add_flag("--json", a.json, "print the plan as JSON");
@@ -61,15 +70,18 @@ inputs resolve(const plan_args& a) {
         in.model.desc.name = cli::intern(in.model.name);
     }
     in.gpu = cli::load_gpu(a.gpu, a.reserve);
-    in.lim = limits{a.ctx, a.batch, a.ubatch, a.attention == "naive" ? attention_kernel::naive : attention_kernel::fused, false};
+    in.lim = limits{a.ctx, a.batch, a.ubatch,
+                    a.attention == "naive" ? attention_kernel::naive : attention_kernel::fused, false};
     validate(in.lim);
-    if (a.gpu_layers == "auto") in.auto_layers = true;
+    if (a.gpu_layers == "auto")
+        in.auto_layers = true;
     else if (a.gpu_layers != "all") {
         if (a.gpu_layers.empty() || a.gpu_layers.find_first_not_of("0123456789") != std::string::npos)
             throw error("--gpu-layers takes a number, 'all' or 'auto', not '" + a.gpu_layers + "'");
         in.opt.gpu_layers = std::stoull(a.gpu_layers);
         if (in.opt.gpu_layers > in.model.desc.shape.n_layer)
-            throw error("--gpu-layers " + a.gpu_layers + " exceeds the model's " + std::to_string(in.model.desc.shape.n_layer) + " layers");
+            throw error("--gpu-layers " + a.gpu_layers + " exceeds the model's " +
+                        std::to_string(in.model.desc.shape.n_layer) + " layers");
     }
     if (!a.host_ram.empty()) in.opt.host_capacity = cli::parse_size(a.host_ram);
     return in;
@@ -97,40 +109,50 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
             j["fits"] = fits;
             auto& devs = j["devices"] = nlohmann::json::array();
             for (const auto& d : pipeline)
-                devs.push_back({{"first_layer", d.first_layer}, {"n_layers", d.n_layers}, {"weights_bytes", d.weights}, {"kv_bytes", d.kv},
-                                {"activations_bytes", d.activations}, {"reserve_bytes", d.reserve}, {"needed_bytes", d.needed()},
+                devs.push_back({{"first_layer", d.first_layer},
+                                {"n_layers", d.n_layers},
+                                {"weights_bytes", d.weights},
+                                {"kv_bytes", d.kv},
+                                {"activations_bytes", d.activations},
+                                {"reserve_bytes", d.reserve},
+                                {"needed_bytes", d.needed()},
                                 {"fits", d.needed() <= in.gpu.capacity}});
         }
         std::cout << j.dump(2) << "\n";
     } else if (one_line) {
         // stdout stays one line for scripts; the warning goes to stderr.
-        if (const std::string w = cli::trained_context_warning(in.model.desc, in.lim.context); !w.empty()) fmt::print(stderr, "{}\n", w);
+        if (const std::string w = cli::trained_context_warning(in.model.desc, in.lim.context); !w.empty())
+            fmt::print(stderr, "{}\n", w);
         if (a.gpus > 1) {
             std::uint64_t worst = 0;
             for (const auto& d : pipeline) worst = std::max(worst, d.needed());
-            fmt::print("{}: {} on {} x {} (pipeline), largest device needs {} of {}\n", fits ? "fits" : "does not fit", in.model.name, a.gpus, in.gpu.name,
-                       cli::human(worst), cli::human(in.gpu.capacity));
+            fmt::print("{}: {} on {} x {} (pipeline), largest device needs {} of {}\n", fits ? "fits" : "does not fit",
+                       in.model.name, a.gpus, in.gpu.name, cli::human(worst), cli::human(in.gpu.capacity));
         } else if (fits) {
-            fmt::print("fits: {} on {} needs {} of {} ({} free)\n", in.model.name, in.gpu.name, cli::human(s.p.needed()), cli::human(in.gpu.capacity),
+            fmt::print("fits: {} on {} needs {} of {} ({} free)\n", in.model.name, in.gpu.name,
+                       cli::human(s.p.needed()), cli::human(in.gpu.capacity),
                        cli::human(in.gpu.capacity - s.p.needed()));
         } else {
-            fmt::print("does not fit: {} on {} needs {}, budget {}, short by {}\n", in.model.name, in.gpu.name, cli::human(s.p.needed()),
-                       cli::human(in.gpu.capacity), cli::human(s.p.shortfall()));
+            fmt::print("does not fit: {} on {} needs {}, budget {}, short by {}\n", in.model.name, in.gpu.name,
+                       cli::human(s.p.needed()), cli::human(in.gpu.capacity), cli::human(s.p.shortfall()));
         }
     } else if (advise_only) {
-        fmt::print("{} on {}: needs {} of {} ({})\n\n", in.model.name, in.gpu.name, cli::human(s.p.needed()), cli::human(in.gpu.capacity),
+        fmt::print("{} on {}: needs {} of {} ({})\n\n", in.model.name, in.gpu.name, cli::human(s.p.needed()),
+                   cli::human(in.gpu.capacity),
                    fits ? "fits" : fmt::format("short by {}", cli::human(s.p.shortfall())));
-        if (const std::string w = cli::trained_context_warning(in.model.desc, in.lim.context); !w.empty()) fmt::print("{}\n\n", w);
+        if (const std::string w = cli::trained_context_warning(in.model.desc, in.lim.context); !w.empty())
+            fmt::print("{}\n\n", w);
         cli::print_advice_table(s);
     } else {
         cli::print_plan(s);
         if (a.gpus > 1) {
-            fmt::print("\npipeline over {} x {}:\n  {:<8} {:>10} {:>12} {:>12} {:>12} {:>12}  fits\n", a.gpus, in.gpu.name, "device", "layers", "weights", "KV",
-                       "activations", "needed");
+            fmt::print("\npipeline over {} x {}:\n  {:<8} {:>10} {:>12} {:>12} {:>12} {:>12}  fits\n", a.gpus,
+                       in.gpu.name, "device", "layers", "weights", "KV", "activations", "needed");
             for (std::size_t d = 0; d < pipeline.size(); ++d) {
                 const auto& x = pipeline[d];
-                fmt::print("  {:<8} {:>10} {:>12} {:>12} {:>12} {:>12}  {}\n", d, fmt::format("{}-{}", x.first_layer, x.first_layer + x.n_layers - 1),
-                           cli::human(x.weights), cli::human(x.kv), cli::human(x.activations), cli::human(x.needed()),
+                fmt::print("  {:<8} {:>10} {:>12} {:>12} {:>12} {:>12}  {}\n", d,
+                           fmt::format("{}-{}", x.first_layer, x.first_layer + x.n_layers - 1), cli::human(x.weights),
+                           cli::human(x.kv), cli::human(x.activations), cli::human(x.needed()),
                            x.needed() <= in.gpu.capacity ? "yes" : "no");
             }
         }
@@ -148,9 +170,10 @@ int run_train(const train_args& a) {
     const auto model = cli::load_model(a.model, a.weights, "");
     const auto gpu = cli::load_gpu(a.gpu, a.reserve);
     training_config c;
-    c.opt = a.optimizer == "sgd" ? optimizer::sgd : a.optimizer == "sgd-momentum" ? optimizer::sgd_momentum
-          : a.optimizer == "adamw8bit"                                             ? optimizer::adamw_8bit
-                                                                                    : optimizer::adamw;
+    c.opt = a.optimizer == "sgd"            ? optimizer::sgd
+            : a.optimizer == "sgd-momentum" ? optimizer::sgd_momentum
+            : a.optimizer == "adamw8bit"    ? optimizer::adamw_8bit
+                                            : optimizer::adamw;
     c.prec = a.fp32 ? precision::fp32 : precision::mixed;
     c.seq = a.seq;
     c.checkpointing = a.checkpointing;
@@ -164,27 +187,46 @@ int run_train(const train_args& a) {
     const auto f = training_memory(model.desc, c);
     const bool fits = fit.micro_batch > 0;
     if (a.json) {
-        nlohmann::json j{{"model", model.name}, {"gpu", std::string(gpu.name)}, {"fits", fits}, {"trainable_params", f.trainable_params},
-                         {"weights_bytes", f.weights}, {"gradients_bytes", f.gradients}, {"optimizer_bytes", f.optimizer_state},
-                         {"master_weights_bytes", f.master_weights}, {"activations_bytes", f.activations}, {"activations_per_sequence_bytes", one.activations},
-                         {"reserve_bytes", gpu.reserve}, {"needed_bytes", f.total() + gpu.reserve}, {"capacity_bytes", gpu.capacity},
-                         {"micro_batch", fit.micro_batch}, {"accumulation_steps", fit.accumulation_steps}};
+        nlohmann::json j{{"model", model.name},
+                         {"gpu", std::string(gpu.name)},
+                         {"fits", fits},
+                         {"trainable_params", f.trainable_params},
+                         {"weights_bytes", f.weights},
+                         {"gradients_bytes", f.gradients},
+                         {"optimizer_bytes", f.optimizer_state},
+                         {"master_weights_bytes", f.master_weights},
+                         {"activations_bytes", f.activations},
+                         {"activations_per_sequence_bytes", one.activations},
+                         {"reserve_bytes", gpu.reserve},
+                         {"needed_bytes", f.total() + gpu.reserve},
+                         {"capacity_bytes", gpu.capacity},
+                         {"micro_batch", fit.micro_batch},
+                         {"accumulation_steps", fit.accumulation_steps}};
         std::cout << j.dump(2) << "\n";
         return fits ? 0 : 1;
     }
-    fmt::print("training {} on {} ({} {}, sequence {}{})\n", model.name, gpu.name, a.lora ? "LoRA r=" + std::to_string(a.lora) : a.qlora ? "QLoRA r=" + std::to_string(a.qlora) : "full fine-tuning",
+    fmt::print("training {} on {} ({} {}, sequence {}{})\n", model.name, gpu.name,
+               a.lora    ? "LoRA r=" + std::to_string(a.lora)
+               : a.qlora ? "QLoRA r=" + std::to_string(a.qlora)
+                         : "full fine-tuning",
                a.fp32 ? "fp32" : "mixed precision", a.seq, a.checkpointing ? ", activation checkpointing" : "");
     fmt::print("  trainable parameters  {:>20}\n", with_separators(f.trainable_params));
-    fmt::print("  weights               {:>20}\n  gradients             {:>20}\n  optimizer state       {:>20}\n  fp32 master weights   {:>20}\n",
-               cli::human(f.weights), cli::human(f.gradients), cli::human(f.optimizer_state), cli::human(f.master_weights));
-    fmt::print("  activations / sequence{:>20}\n  reserve               {:>20}\n", cli::human(one.activations), cli::human(gpu.reserve));
+    fmt::print(
+        "  weights               {:>20}\n  gradients             {:>20}\n  optimizer state       {:>20}\n  fp32 master "
+        "weights   {:>20}\n",
+        cli::human(f.weights), cli::human(f.gradients), cli::human(f.optimizer_state), cli::human(f.master_weights));
+    fmt::print("  activations / sequence{:>20}\n  reserve               {:>20}\n", cli::human(one.activations),
+               cli::human(gpu.reserve));
     if (fits) {
-        fmt::print("  largest micro-batch that fits: {} sequences ({} with it, of {})\n", fit.micro_batch, cli::human(f.total() + gpu.reserve),
-                   cli::human(gpu.capacity));
-        fmt::print("  gradient accumulation: {} steps for a global batch of {}\n", fit.accumulation_steps, a.global_batch);
+        fmt::print("  largest micro-batch that fits: {} sequences ({} with it, of {})\n", fit.micro_batch,
+                   cli::human(f.total() + gpu.reserve), cli::human(gpu.capacity));
+        fmt::print("  gradient accumulation: {} steps for a global batch of {}\n", fit.accumulation_steps,
+                   a.global_batch);
     } else {
-        fmt::print("  does not fit: one sequence needs {} of {}\n", cli::human(one.total() + gpu.reserve), cli::human(gpu.capacity));
-        fmt::print("  try: {}{}{}a shorter --seq, or a larger GPU\n", a.checkpointing ? "" : "--checkpointing, ", c.lora_rank ? "" : "--lora 16 or --qlora 16, ",
+        fmt::print("  does not fit: one sequence needs {} of {}\n", cli::human(one.total() + gpu.reserve),
+                   cli::human(gpu.capacity));
+        fmt::print("  try: {}{}{}a shorter --seq, or a larger GPU\n", a.checkpointing ? "" : "--checkpointing, ",
+                   c.lora_rank ? "" : "--lora 16 or --qlora 16, ",
                    c.opt == optimizer::adamw ? "--optimizer adamw8bit, " : "");
     }
     return fits ? 0 : 1;
@@ -196,7 +238,8 @@ int main(int argc, char** argv) {
     CLI::App app{"vramplan: plan GPU memory for LLM inference and training before you download or buy"};
     app.require_subcommand(1);
     plan_args pa;
-    auto* plan_cmd = app.add_subcommand("plan", "memory map per tier, verdict, largest context, GPU layers, decode speed, advice");
+    auto* plan_cmd =
+        app.add_subcommand("plan", "memory map per tier, verdict, largest context, GPU layers, decode speed, advice");
     add_plan_options(plan_cmd, pa);
     plan_args ca;
     auto* check_cmd = app.add_subcommand("check", "one-line verdict for scripts (exit 0 fits, 1 does not)");
@@ -209,7 +252,9 @@ int main(int argc, char** argv) {
     train_cmd->add_option("-m,--model", ta.model, "preset, .gguf or config.json")->required();
     train_cmd->add_option("-g,--gpu", ta.gpu, "GPU name or size")->required();
     train_cmd->add_option("--seq", ta.seq, "tokens per sequence")->check(cli::count)->capture_default_str();
-    train_cmd->add_option("--global-batch", ta.global_batch, "sequences per optimizer step")->check(cli::count)->capture_default_str();
+    train_cmd->add_option("--global-batch", ta.global_batch, "sequences per optimizer step")
+        ->check(cli::count)
+        ->capture_default_str();
     train_cmd->add_option("--optimizer", ta.optimizer, "adamw, adamw8bit, sgd or sgd-momentum")
         ->check(CLI::IsMember({"adamw", "adamw8bit", "sgd", "sgd-momentum"}))
         ->capture_default_str();
@@ -239,19 +284,23 @@ int main(int argc, char** argv) {
         if (*advise_cmd) return run_plan(aa, false, true);
         if (*train_cmd) return run_train(ta);
         if (*models_cmd) {
-            fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7} {:>8}  aliases\n", "model", "parameters", "layers", "heads", "kv", "head_dim", "vocab",
-                       "context");
+            fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7} {:>8}  aliases\n", "model", "parameters", "layers",
+                       "heads", "kv", "head_dim", "vocab", "context");
             for (const auto& e : presets::catalog)
-                fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7} {:>8}  {}\n", e.name, with_separators(e.published_params), e.shape.n_layer,
-                           e.shape.n_head, e.shape.n_head_kv, e.shape.head_dim, e.shape.n_vocab, e.shape.n_ctx_train, e.aliases);
+                fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7} {:>8}  {}\n", e.name,
+                           with_separators(e.published_params), e.shape.n_layer, e.shape.n_head, e.shape.n_head_kv,
+                           e.shape.head_dim, e.shape.n_vocab, e.shape.n_ctx_train, e.aliases);
             return 0;
         }
         if (*gpus_cmd) {
-            fmt::print("{:<22} {:>12} {:>10} {:>12} {:>10} {:>4}  aliases\n", "gpu", "memory", "reserve", "bandwidth", "host link", "cc");
+            fmt::print("{:<22} {:>12} {:>10} {:>12} {:>10} {:>4}  aliases\n", "gpu", "memory", "reserve", "bandwidth",
+                       "host link", "cc");
             for (const auto& t : targets::catalog)
-                fmt::print("{:<22} {:>12} {:>10} {:>12} {:>10} {:>4}  {}{}\n", t.name, cli::human(t.capacity), cli::human(t.reserve),
-                           fmt::format("{} GB/s", t.memory_bandwidth / 1'000'000'000), fmt::format("{} GB/s", t.link_bandwidth / 1'000'000'000),
-                           fmt::format("{}.{}", t.cc_major, t.cc_minor), t.aliases, t.unified ? " (unified memory)" : "");
+                fmt::print("{:<22} {:>12} {:>10} {:>12} {:>10} {:>4}  {}{}\n", t.name, cli::human(t.capacity),
+                           cli::human(t.reserve), fmt::format("{} GB/s", t.memory_bandwidth / 1'000'000'000),
+                           fmt::format("{} GB/s", t.link_bandwidth / 1'000'000'000),
+                           fmt::format("{}.{}", t.cc_major, t.cc_minor), t.aliases,
+                           t.unified ? " (unified memory)" : "");
             return 0;
         }
         if (*emit_cmd) {

@@ -32,7 +32,9 @@ inline const char* tier_name(tier t) { return t == tier::gpu ? "gpu" : "host"; }
 inline std::string human(std::uint64_t b) { return to_string(bytes{b}); }
 
 // A range of schedule steps (ops of the plan's forward graph) as the memory map prints it.
-inline std::string step_range(std::uint16_t first, std::uint16_t last) { return first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last); }
+inline std::string step_range(std::uint16_t first, std::uint16_t last) {
+    return first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last);
+}
 
 struct plan_summary {
     plan p;
@@ -42,7 +44,8 @@ struct plan_summary {
     std::vector<advice_item> advice;
 };
 
-inline plan_summary summarize(const model_desc& m, const target_desc& t, const limits& lim, plan_options o, bool auto_layers) {
+inline plan_summary summarize(const model_desc& m, const target_desc& t, const limits& lim, plan_options o,
+                              bool auto_layers) {
     plan_summary s;
     s.p = auto_layers ? plan_auto_offload(m, t, lim, o) : plan_inference(m, t, lim, o);
     s.max_ctx = max_context(m, t, lim, o);
@@ -76,32 +79,36 @@ inline std::string composition_bar(const plan& p) {
 inline void print_plan(const plan_summary& s) {
     const plan& p = s.p;
     const auto& sh = p.model.shape;
-    fmt::print("model   {}: {} parameters, {} layers, {} heads ({} KV), head_dim {}\n", p.model.name, with_separators(param_count(sh)), sh.n_layer, sh.n_head,
-               sh.n_head_kv, sh.head_dim);
-    fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity), human(p.target.reserve),
-               human(p.target.budget()));
+    fmt::print("model   {}: {} parameters, {} layers, {} heads ({} KV), head_dim {}\n", p.model.name,
+               with_separators(param_count(sh)), sh.n_layer, sh.n_head, sh.n_head_kv, sh.head_dim);
+    fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity),
+               human(p.target.reserve), human(p.target.budget()));
     const std::uint64_t per_pass = p.lim.tokens_per_pass();
-    fmt::print("limits  context {}, batch {}, micro-batch {}{}, {} attention, KV {}\n", p.lim.context, p.lim.batch, per_pass,
-               per_pass < p.lim.ubatch ? fmt::format(" (--ubatch {} capped at context x batch)", p.lim.ubatch) : std::string(),
-               p.lim.attention == attention_kernel::fused ? "fused" : "naive", name(p.model.kv));
+    fmt::print(
+        "limits  context {}, batch {}, micro-batch {}{}, {} attention, KV {}\n", p.lim.context, p.lim.batch, per_pass,
+        per_pass < p.lim.ubatch ? fmt::format(" (--ubatch {} capped at context x batch)", p.lim.ubatch) : std::string(),
+        p.lim.attention == attention_kernel::fused ? "fused" : "naive", name(p.model.kv));
     if (const std::string w = trained_context_warning(p.model, p.lim.context); !w.empty()) fmt::print("{}\n", w);
     fmt::print("\n");
     auto all = buffers(p);
     const forward_graph& g = p.graph;
     const std::string block_steps = step_range(g.block_begin, static_cast<std::uint16_t>(g.block_end - 1));
     const std::string kv_steps = step_range(g.first_op(op_kind::kv_append), g.first_op(op_kind::attention));
-    std::stable_sort(all.begin(), all.end(), [](const buffer_info& a, const buffer_info& b) { return a.offset < b.offset; });
+    std::stable_sort(all.begin(), all.end(),
+                     [](const buffer_info& a, const buffer_info& b) { return a.offset < b.offset; });
     for (tier t : {tier::gpu, tier::host}) {
         const tier_layout& tl = t == tier::gpu ? p.gpu : p.host;
         if (tl.total() == 0) continue;
-        fmt::print("{} tier{}\n", t == tier::gpu ? "GPU" : "Pinned host", t == tier::gpu ? "" : " (streamed to the GPU through staging)");
+        fmt::print("{} tier{}\n", t == tier::gpu ? "GPU" : "Pinned host",
+                   t == tier::gpu ? "" : " (streamed to the GPU through staging)");
         fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", "buffer", "offset", "size", "steps");
         // Weight layers are summarized as ranges: one line per run of consecutive layers.
         std::int64_t run_first = -1, run_last = -1;
         std::uint64_t run_bytes = 0, run_offset = 0;
         auto flush = [&] {
             if (run_first < 0) return;
-            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("blk.{}..{} weights ({} layers)", run_first, run_last, run_last - run_first + 1),
+            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n",
+                       fmt::format("blk.{}..{} weights ({} layers)", run_first, run_last, run_last - run_first + 1),
                        with_separators(run_offset), human(run_bytes), block_steps);
             run_first = -1;
             run_bytes = 0;
@@ -127,7 +134,8 @@ inline void print_plan(const plan_summary& s) {
                 continue;
             }
             if (kv_first >= 0) {
-                fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last), with_separators(tl.kv.offset),
+                fmt::print("  {:<34} {:>16} {:>12} {:>8}\n",
+                           fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last), with_separators(tl.kv.offset),
                            human(kv_bytes), kv_steps);
                 kv_first = -1;
             }
@@ -136,11 +144,12 @@ inline void print_plan(const plan_summary& s) {
         }
         flush();
         if (kv_first >= 0)
-            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last), with_separators(tl.kv.offset),
-                       human(kv_bytes), kv_steps);
+            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last),
+                       with_separators(tl.kv.offset), human(kv_bytes), kv_steps);
         fmt::print("  {:<34} {:>16} {:>12}\n", "total", "", human(tl.total()));
-        fmt::print("    weights {}  KV {}  activations {} (lower bound {})  staging {}\n\n", human(tl.weights.bytes), human(tl.kv.bytes),
-                   human(tl.activations.bytes), human(t == tier::gpu ? p.act_lower_bound : 0), human(tl.staging.bytes));
+        fmt::print("    weights {}  KV {}  activations {} (lower bound {})  staging {}\n\n", human(tl.weights.bytes),
+                   human(tl.kv.bytes), human(tl.activations.bytes), human(t == tier::gpu ? p.act_lower_bound : 0),
+                   human(tl.staging.bytes));
     }
     // What the step numbers above are: the ops of the forward graph, the block's once for every layer.
     std::string line = "steps  ";
@@ -157,26 +166,36 @@ inline void print_plan(const plan_summary& s) {
     }
     fmt::print("{}\n\n", line);
     fmt::print("{}\n", composition_bar(p));
-    fmt::print("needed  {} ({} B, reserve included) of {}\n", human(p.needed()), with_separators(p.needed()), human(p.target.capacity));
-    if (p.fits()) fmt::print("verdict FITS, {} to spare\n", human(p.target.capacity - p.needed()));
-    else fmt::print("verdict DOES NOT FIT: short by {} ({} B)\n", human(p.shortfall()), with_separators(p.shortfall()));
-    fmt::print("largest context that fits with every layer on the GPU: {}{}\n", s.max_ctx ? fmt::format("{} tokens", s.max_ctx) : std::string("none"),
-               sh.beyond_trained_context(s.max_ctx) ? fmt::format(" (the model was trained for {})", sh.n_ctx_train) : std::string());
-    if (s.auto_layers == no_layers_fit) fmt::print("automatic GPU layers: none (the head, KV cache and activations alone do not fit)\n");
-    else fmt::print("automatic GPU layers: {} of {}\n", s.auto_layers, sh.n_layer);
+    fmt::print("needed  {} ({} B, reserve included) of {}\n", human(p.needed()), with_separators(p.needed()),
+               human(p.target.capacity));
+    if (p.fits())
+        fmt::print("verdict FITS, {} to spare\n", human(p.target.capacity - p.needed()));
+    else
+        fmt::print("verdict DOES NOT FIT: short by {} ({} B)\n", human(p.shortfall()), with_separators(p.shortfall()));
+    fmt::print("largest context that fits with every layer on the GPU: {}{}\n",
+               s.max_ctx ? fmt::format("{} tokens", s.max_ctx) : std::string("none"),
+               sh.beyond_trained_context(s.max_ctx) ? fmt::format(" (the model was trained for {})", sh.n_ctx_train)
+                                                    : std::string());
+    if (s.auto_layers == no_layers_fit)
+        fmt::print("automatic GPU layers: none (the head, KV cache and activations alone do not fit)\n");
+    else
+        fmt::print("automatic GPU layers: {} of {}\n", s.auto_layers, sh.n_layer);
     if (s.decode.seconds() > 0)
-        fmt::print("predicted decode: {:.1f} tokens/s ({} read from GPU memory{} per token)\n", s.decode.tokens_per_second(), human(s.decode.device_bytes),
+        fmt::print("predicted decode: {:.1f} tokens/s ({} read from GPU memory{} per token)\n",
+                   s.decode.tokens_per_second(), human(s.decode.device_bytes),
                    s.decode.link_bytes ? ", " + human(s.decode.link_bytes) + " over the host link" : std::string());
     if (!p.fits() && !s.advice.empty()) {
         fmt::print("\nadvice (largest saving first):\n");
-        for (const auto& a : s.advice) fmt::print("  - {}: saves {}{}\n", a.remedy, human(a.saved_bytes), a.fits ? ", then FITS" : "");
+        for (const auto& a : s.advice)
+            fmt::print("  - {}: saves {}{}\n", a.remedy, human(a.saved_bytes), a.fits ? ", then FITS" : "");
     }
 }
 
 inline void print_advice_table(const plan_summary& s) {
     fmt::print("{:<72} {:>12} {:>12} {:>5}  {}\n", "remedy", "saves", "then needs", "fits", "trade-off");
     for (const auto& a : s.advice)
-        fmt::print("{:<72} {:>12} {:>12} {:>5}  {}\n", a.remedy, human(a.saved_bytes), human(a.needed_bytes), a.fits ? "yes" : "no", a.tradeoff);
+        fmt::print("{:<72} {:>12} {:>12} {:>5}  {}\n", a.remedy, human(a.saved_bytes), human(a.needed_bytes),
+                   a.fits ? "yes" : "no", a.tradeoff);
     if (s.advice.empty()) fmt::print("(no remedy saves memory for this model and device)\n");
 }
 
@@ -202,23 +221,39 @@ inline nlohmann::json plan_json(const plan_summary& s) {
     j["gpu_layers"] = p.gpu_layers;
     j["auto_gpu_layers"] = s.auto_layers == no_layers_fit ? nlohmann::json(nullptr) : nlohmann::json(s.auto_layers);
     j["max_context"] = s.max_ctx;
-    j["trained_context"] = p.model.shape.n_ctx_train ? nlohmann::json(p.model.shape.n_ctx_train) : nlohmann::json(nullptr);
+    j["trained_context"] =
+        p.model.shape.n_ctx_train ? nlohmann::json(p.model.shape.n_ctx_train) : nlohmann::json(nullptr);
     j["beyond_trained_context"] = p.model.shape.beyond_trained_context(p.lim.context);
-    j["limits"] = {{"context", p.lim.context}, {"batch", p.lim.batch}, {"ubatch", p.lim.ubatch},
+    j["limits"] = {{"context", p.lim.context},
+                   {"batch", p.lim.batch},
+                   {"ubatch", p.lim.ubatch},
                    {"attention", p.lim.attention == attention_kernel::fused ? "fused" : "naive"}};
     j["decode"] = {{"tokens_per_second", s.decode.tokens_per_second()},
                    {"device_bytes_per_token", s.decode.device_bytes},
                    {"link_bytes_per_token", s.decode.link_bytes}};
     auto& steps = j["steps"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < p.graph.n_ops; ++i) steps.push_back({{"name", step_name(p.graph, i)}, {"per_layer", p.graph.in_block(i)}});
+    for (std::size_t i = 0; i < p.graph.n_ops; ++i)
+        steps.push_back({{"name", step_name(p.graph, i)}, {"per_layer", p.graph.in_block(i)}});
     auto& arr = j["buffers"] = nlohmann::json::array();
     for (const auto& b : buffers(p))
-        arr.push_back({{"name", b.name}, {"kind", kind_name(b.kind)}, {"tier", tier_name(b.where)}, {"offset", b.offset}, {"bytes", b.bytes},
-                       {"reserved", b.reserved}, {"first", b.first}, {"last", b.last}, {"persistent", b.persistent}, {"layer", b.layer},
+        arr.push_back({{"name", b.name},
+                       {"kind", kind_name(b.kind)},
+                       {"tier", tier_name(b.where)},
+                       {"offset", b.offset},
+                       {"bytes", b.bytes},
+                       {"reserved", b.reserved},
+                       {"first", b.first},
+                       {"last", b.last},
+                       {"persistent", b.persistent},
+                       {"layer", b.layer},
                        {"format", name(b.fmt)}});
     auto& adv = j["advice"] = nlohmann::json::array();
     for (const auto& a : s.advice)
-        adv.push_back({{"remedy", a.remedy}, {"tradeoff", a.tradeoff}, {"saved_bytes", a.saved_bytes}, {"needed_bytes", a.needed_bytes}, {"fits", a.fits}});
+        adv.push_back({{"remedy", a.remedy},
+                       {"tradeoff", a.tradeoff},
+                       {"saved_bytes", a.saved_bytes},
+                       {"needed_bytes", a.needed_bytes},
+                       {"fits", a.fits}});
     return j;
 }
 
@@ -236,47 +271,77 @@ inline std::string plan_svg(const plan& p) {
         bool activations_only;
     };
     std::vector<panel_spec> panels{{"GPU tier", tier::gpu, 0, std::max(p.target.capacity, p.gpu.total()), false}};
-    if (p.gpu.activations.bytes) panels.push_back({"GPU activation arena (zoomed)", tier::gpu, p.gpu.activations.offset, p.gpu.activations.bytes, true});
+    if (p.gpu.activations.bytes)
+        panels.push_back(
+            {"GPU activation arena (zoomed)", tier::gpu, p.gpu.activations.offset, p.gpu.activations.bytes, true});
     if (p.host.total()) panels.push_back({"pinned host tier", tier::host, 0, p.host.total(), false});
     const int width = margin + static_cast<int>(panels.size()) * (panel_w + margin), height = top + panel_h + 130;
-    std::string out = fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)svg" "\n", width, height);
-    out += fmt::format(R"svg(<rect width="{}" height="{}" fill="white"/>)svg" "\n", width, height);
-    out += fmt::format(R"svg(<text x="{}" y="24" font-size="16">{} on {}: {} needed of {} ({})</text>)svg" "\n", margin, p.model.name, p.target.name,
-                       human(p.needed()), human(p.target.capacity), p.fits() ? "fits" : "does not fit");
+    std::string out = fmt::format(
+        R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)svg"
+        "\n",
+        width, height);
+    out += fmt::format(R"svg(<rect width="{}" height="{}" fill="white"/>)svg"
+                       "\n",
+                       width, height);
+    out += fmt::format(R"svg(<text x="{}" y="24" font-size="16">{} on {}: {} needed of {} ({})</text>)svg"
+                       "\n",
+                       margin, p.model.name, p.target.name, human(p.needed()), human(p.target.capacity),
+                       p.fits() ? "fits" : "does not fit");
     for (std::size_t k = 0; k < panels.size(); ++k) {
         const auto& pn = panels[k];
         const int x0 = margin + static_cast<int>(k) * (panel_w + margin), y0 = top;
-        auto y = [&](std::uint64_t off) { return y0 + panel_h - static_cast<double>(off - pn.base) / static_cast<double>(pn.size) * panel_h; };
+        auto y = [&](std::uint64_t off) {
+            return y0 + panel_h - static_cast<double>(off - pn.base) / static_cast<double>(pn.size) * panel_h;
+        };
         const int n_steps = p.graph.n_ops;
         const double step_w = static_cast<double>(panel_w) / n_steps;
-        out += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="#f4f4f4" stroke="#333"/>)svg" "\n", x0, y0, panel_w, panel_h);
-        out += fmt::format(R"svg(<text x="{}" y="{}">{} ({})</text>)svg" "\n", x0, y0 - 8, pn.title, human(pn.size));
+        out += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="#f4f4f4" stroke="#333"/>)svg"
+                           "\n",
+                           x0, y0, panel_w, panel_h);
+        out += fmt::format(R"svg(<text x="{}" y="{}">{} ({})</text>)svg"
+                           "\n",
+                           x0, y0 - 8, pn.title, human(pn.size));
         for (const auto& b : all) {
-            if (b.where != pn.where || b.reserved == 0 || (pn.activations_only && b.kind != buffer_kind::activations)) continue;
-            const double bx = b.persistent ? 0 : b.first * step_w, bw = b.persistent ? panel_w : (b.last - b.first + 1) * step_w;
+            if (b.where != pn.where || b.reserved == 0 || (pn.activations_only && b.kind != buffer_kind::activations))
+                continue;
+            const double bx = b.persistent ? 0 : b.first * step_w,
+                         bw = b.persistent ? panel_w : (b.last - b.first + 1) * step_w;
             const double y_top = y(b.offset + b.reserved), h = std::max(0.5, y(b.offset) - y_top);
-            out += fmt::format(R"svg(<rect x="{:.1f}" y="{:.2f}" width="{:.1f}" height="{:.2f}" fill="{}" stroke="{}" stroke-width="{}"><title>{}: {} at offset {}</title></rect>)svg" "\n",
-                               x0 + bx, y_top, bw, h, colors[static_cast<int>(b.kind)], pn.activations_only ? "white" : "none",
-                               pn.activations_only ? 1 : 0, b.name, human(b.reserved), with_separators(b.offset));
+            out += fmt::format(
+                R"svg(<rect x="{:.1f}" y="{:.2f}" width="{:.1f}" height="{:.2f}" fill="{}" stroke="{}" stroke-width="{}"><title>{}: {} at offset {}</title></rect>)svg"
+                "\n",
+                x0 + bx, y_top, bw, h, colors[static_cast<int>(b.kind)], pn.activations_only ? "white" : "none",
+                pn.activations_only ? 1 : 0, b.name, human(b.reserved), with_separators(b.offset));
             if (pn.activations_only && h > 14)
-                out += fmt::format(R"svg(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="white">{}</text>)svg" "\n", x0 + bx + 3, y_top + 12, b.name.substr(4));
+                out += fmt::format(R"svg(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="white">{}</text>)svg"
+                                   "\n",
+                                   x0 + bx + 3, y_top + 12, b.name.substr(4));
         }
         if (!pn.activations_only && pn.where == tier::gpu) {
             const double cap = y(p.target.budget());
-            out += fmt::format(R"svg(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="red" stroke-width="2" stroke-dasharray="6 3"/><text x="{}" y="{:.1f}" fill="red">budget: capacity - reserve</text>)svg" "\n",
-                               x0, x0 + panel_w, cap, cap, x0 + 4, cap - 5);
+            out += fmt::format(
+                R"svg(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="red" stroke-width="2" stroke-dasharray="6 3"/><text x="{}" y="{:.1f}" fill="red">budget: capacity - reserve</text>)svg"
+                "\n",
+                x0, x0 + panel_w, cap, cap, x0 + 4, cap - 5);
         }
         for (int st = 0; st < n_steps; ++st) {
             const double tx = x0 + st * step_w + step_w / 2;
-            out += fmt::format(R"svg(<text x="{:.1f}" y="{}" font-size="9" transform="rotate(60 {:.1f} {})">{}</text>)svg" "\n", tx, y0 + panel_h + 10, tx,
-                               y0 + panel_h + 10, step_name(p.graph, static_cast<std::size_t>(st)));
+            out += fmt::format(
+                R"svg(<text x="{:.1f}" y="{}" font-size="9" transform="rotate(60 {:.1f} {})">{}</text>)svg"
+                "\n",
+                tx, y0 + panel_h + 10, tx, y0 + panel_h + 10, step_name(p.graph, static_cast<std::size_t>(st)));
         }
     }
     const char* labels[] = {"weights", "KV cache", "activations", "staging"};
     for (int k = 0; k < 4; ++k)
-        out += fmt::format(R"svg(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)svg" "\n", margin + k * 130, height - 22, colors[k],
-                           margin + k * 130 + 16, height - 12, labels[k]);
-    out += fmt::format(R"svg(<text x="{}" y="{}" fill="#555">x: schedule step (persistent buffers span all); y: arena offset</text>)svg" "\n", margin + 560, height - 12);
+        out +=
+            fmt::format(R"svg(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)svg"
+                        "\n",
+                        margin + k * 130, height - 22, colors[k], margin + k * 130 + 16, height - 12, labels[k]);
+    out += fmt::format(
+        R"svg(<text x="{}" y="{}" fill="#555">x: schedule step (persistent buffers span all); y: arena offset</text>)svg"
+        "\n",
+        margin + 560, height - 12);
     out += "</svg>\n";
     return out;
 }

@@ -16,7 +16,7 @@ struct limits {
     std::uint64_t batch = 1;       // sequences decoded together
     std::uint64_t ubatch = 512;    // tokens per forward pass (prefill micro-batch)
     attention_kernel attention = attention_kernel::fused;
-    bool all_logits = false;       // logits for every token of a micro-batch, not only the last per sequence
+    bool all_logits = false;  // logits for every token of a micro-batch, not only the last per sequence
 
     // Tokens in one forward pass: never more than the cache can hold.
     constexpr std::uint64_t tokens_per_pass() const {

@@ -3,12 +3,12 @@
 
 #include "vramplan/config.hpp"
 #include "vramplan/error.hpp"
-#include "vramplan/limits.hpp"
 #include "vramplan/format/blocks.hpp"
 #include "vramplan/format/bytes.hpp"
 #include "vramplan/format/format.hpp"
 #include "vramplan/format/half.hpp"
 #include "vramplan/format/types.hpp"
+#include "vramplan/limits.hpp"
 #include "vramplan/model/decoder_graph.hpp"
 #include "vramplan/model/footprint.hpp"
 #include "vramplan/model/format_policy.hpp"

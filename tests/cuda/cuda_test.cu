@@ -14,10 +14,10 @@
 
 #include "../test_model.hpp"
 #include "vramplan/io/gguf_model.hpp"
-#include "vramplan/model/presets.hpp"
 #include "vramplan/kernels/cpu/dispatch.hpp"
 #include "vramplan/kernels/cpu/elementwise.hpp"
 #include "vramplan/kernels/cuda/dispatch.cuh"
+#include "vramplan/model/presets.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
 #include "vramplan/runtime/cuda_backend.cuh"
 #include "vramplan/runtime/forward_pass.hpp"
@@ -43,7 +43,8 @@ using test_data::random_values;
 template <kernel_format F>
 std::vector<std::uint8_t> store_rows(const std::vector<float>& x, std::uint64_t rows, std::uint64_t cols) {
     std::vector<std::uint8_t> out(kernels::kernel_row_bytes(F, cols) * rows);
-    for (std::uint64_t r = 0; r < rows; ++r) kernels::store_row<F>(x.data() + r * cols, out.data() + r * kernels::kernel_row_bytes(F, cols), cols);
+    for (std::uint64_t r = 0; r < rows; ++r)
+        kernels::store_row<F>(x.data() + r * cols, out.data() + r * kernels::kernel_row_bytes(F, cols), cols);
     return out;
 }
 
@@ -91,14 +92,15 @@ void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) 
     for (std::uint64_t t = 0; t < tokens; ++t)
         for (std::uint64_t r = 0; r < rows; ++r) {
             double acc = 0;
-            for (std::uint64_t c = 0; c < cols; ++c) acc += double(kernels::load<F>(w.data() + r * rb, c)) * x[t * cols + c];
+            for (std::uint64_t c = 0; c < cols; ++c)
+                acc += double(kernels::load<F>(w.data() + r * rb, c)) * x[t * cols + c];
             ref[t * rows + r] = acc;
         }
     auto dw = to_device(w);
     auto dx = to_device(xa);
     thrust::device_vector<float> dy(rows * tokens);
-    gpu::find_matmul<A>(F)(thrust::raw_pointer_cast(dw.data()), thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dy.data()), rows, cols,
-                                tokens, nullptr);
+    gpu::find_matmul<A>(F)(thrust::raw_pointer_cast(dw.data()), thrust::raw_pointer_cast(dx.data()),
+                           thrust::raw_pointer_cast(dy.data()), rows, cols, tokens, nullptr);
     gpu::check(cudaDeviceSynchronize(), "matmul");
     const auto y = to_host(dy);
     // f32 products summed in f32: each of the cols terms (|w x| ~ 1 for normal data, about 16 for
@@ -150,8 +152,9 @@ TEST_CASE("CUDA fused attention (f32 and f16 queries) and KV append equal the CP
         // Decode and prefill; GQA groups of 1, 2, 4, 8 and 32 (more than one block per KV head);
         // partial tiles; a context of one key.
         for (auto [hd, heads, kv_heads, context, tokens] :
-             {std::tuple{128ull, 32ull, 8ull, 4097ull, 1ull}, std::tuple{8ull, 8ull, 4ull, 64ull, 5ull}, std::tuple{64ull, 4ull, 1ull, 300ull, 16ull},
-              std::tuple{128ull, 64ull, 8ull, 1000ull, 3ull}, std::tuple{64ull, 32ull, 1ull, 517ull, 2ull}, std::tuple{80ull, 4ull, 4ull, 129ull, 1ull},
+             {std::tuple{128ull, 32ull, 8ull, 4097ull, 1ull}, std::tuple{8ull, 8ull, 4ull, 64ull, 5ull},
+              std::tuple{64ull, 4ull, 1ull, 300ull, 16ull}, std::tuple{128ull, 64ull, 8ull, 1000ull, 3ull},
+              std::tuple{64ull, 32ull, 1ull, 517ull, 2ull}, std::tuple{80ull, 4ull, 4ull, 129ull, 1ull},
               std::tuple{96ull, 6ull, 2ull, 1ull, 1ull}, std::tuple{32ull, 16ull, 2ull, 4097ull, 1ull}}) {
             CAPTURE(std::string(kernels::kernel_format_name(kv)));
             CAPTURE(hd);
@@ -164,12 +167,15 @@ TEST_CASE("CUDA fused attention (f32 and f16 queries) and KV append equal the CP
             std::vector<std::int32_t> pos(context);
             for (std::uint64_t p = 0; p < context; ++p) pos[p] = static_cast<std::int32_t>(p);
             std::vector<std::uint8_t> kc(rb * context), vc(rb * context);
-            kernels::cpu::find_kv_append(kv)(kf.data(), vf.data(), pos.data(), nullptr, context, kv_dim, context, kc.data(), vc.data());
+            kernels::cpu::find_kv_append(kv)(kf.data(), vf.data(), pos.data(), nullptr, context, kv_dim, context,
+                                             kc.data(), vc.data());
             auto dkf = to_device(kf), dvf = to_device(vf);
             auto dpos = to_device(pos);
             thrust::device_vector<std::uint8_t> dkc(kc.size()), dvc(vc.size());
-            gpu::find_kv_append(kv)(thrust::raw_pointer_cast(dkf.data()), thrust::raw_pointer_cast(dvf.data()), thrust::raw_pointer_cast(dpos.data()), nullptr,
-                                     context, kv_dim, context, thrust::raw_pointer_cast(dkc.data()), thrust::raw_pointer_cast(dvc.data()), nullptr);
+            gpu::find_kv_append(kv)(thrust::raw_pointer_cast(dkf.data()), thrust::raw_pointer_cast(dvf.data()),
+                                    thrust::raw_pointer_cast(dpos.data()), nullptr, context, kv_dim, context,
+                                    thrust::raw_pointer_cast(dkc.data()), thrust::raw_pointer_cast(dvc.data()),
+                                    nullptr);
             gpu::check(cudaDeviceSynchronize(), "kv_append");
             CHECK(to_host(dkc) == kc);  // the same quantizer, bit for bit
             CHECK(to_host(dvc) == vc);
@@ -227,20 +233,23 @@ TEST_CASE("CUDA RMSNorm and RoPE and SwiGLU and softmax and argmax equal the CPU
     kernels::cpu::rms_norm(x.data(), w.data(), cpu.data(), rows, n, 1e-5f);
     auto dx = to_device(x), dw = to_device(w);
     thrust::device_vector<float> dy(rows * n);
-    gpu::rms_norm(thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dw.data()), thrust::raw_pointer_cast(dy.data()), rows, n, 1e-5f, nullptr);
+    gpu::rms_norm(thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dw.data()),
+                  thrust::raw_pointer_cast(dy.data()), rows, n, 1e-5f, nullptr);
     CHECK(max_diff(to_host(dy), cpu) <= 1e-4);
     std::vector<std::int32_t> pos{0, 7, 4000};
     auto r = x;
     kernels::cpu::rope(r.data(), rows, n / 128, 128, pos.data(), kernels::rope_config{500000.0f});
     auto dpos = to_device(pos);
-    gpu::rope(thrust::raw_pointer_cast(dx.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()), kernels::rope_config{500000.0f}, nullptr);
+    gpu::rope(thrust::raw_pointer_cast(dx.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()),
+              kernels::rope_config{500000.0f}, nullptr);
     CHECK(max_diff(to_host(dx), r) <= 1e-4);
     // With per-pair frequency divisors (Llama 3.1's rope_freqs.weight), from 1 to 8, linear scaling and
     // NeoX-style pairs: every option of the shared rope_head at once.
     std::vector<float> divisors(64);
     for (int i = 0; i < 64; ++i) divisors[i] = 1.0f + 7.0f * static_cast<float>(i) / 63.0f;
     auto rd = x;
-    kernels::cpu::rope(rd.data(), rows, n / 128, 128, pos.data(), kernels::rope_config{500000.0f, 0.5f, divisors.data(), true});
+    kernels::cpu::rope(rd.data(), rows, n / 128, 128, pos.data(),
+                       kernels::rope_config{500000.0f, 0.5f, divisors.data(), true});
     auto dx2 = to_device(x), ddiv = to_device(divisors);
     gpu::rope(thrust::raw_pointer_cast(dx2.data()), rows, n / 128, 128, thrust::raw_pointer_cast(dpos.data()),
               kernels::rope_config{500000.0f, 0.5f, thrust::raw_pointer_cast(ddiv.data()), true}, nullptr);
@@ -256,7 +265,8 @@ TEST_CASE("CUDA RMSNorm and RoPE and SwiGLU and softmax and argmax equal the CPU
     thrust::device_vector<std::int32_t> best(rows);
     gpu::argmax(thrust::raw_pointer_cast(da.data()), rows, n, thrust::raw_pointer_cast(best.data()), nullptr);
     const auto b = to_host(best);
-    for (std::uint64_t i = 0; i < rows; ++i) CHECK(b[i] == static_cast<std::int32_t>(kernels::cpu::argmax(x.data() + i * n, n)));
+    for (std::uint64_t i = 0; i < rows; ++i)
+        CHECK(b[i] == static_cast<std::int32_t>(kernels::cpu::argmax(x.data() + i * n, n)));
 }
 
 TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") {
@@ -298,9 +308,11 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
             const float* g = gl.forward(tokens, pos, true);
             CHECK(max_diff(std::vector<float>(g, g + tokens.size() * s.vocab), ref) <= 1e-3);
             // The input checks are the CPU's: the same messages, before any kernel runs.
-            CHECK_THROWS_WITH_AS(gl.forward(std::vector<std::int32_t>{static_cast<std::int32_t>(s.vocab)}, std::vector<std::int32_t>{0}),
-                                 doctest::Contains("outside the vocabulary"), error);
-            CHECK_THROWS_WITH_AS(gl.forward(std::vector<std::int32_t>{1}, std::vector<std::int32_t>{64}), doctest::Contains("outside the planned context"), error);
+            CHECK_THROWS_WITH_AS(
+                gl.forward(std::vector<std::int32_t>{static_cast<std::int32_t>(s.vocab)}, std::vector<std::int32_t>{0}),
+                doctest::Contains("outside the vocabulary"), error);
+            CHECK_THROWS_WITH_AS(gl.forward(std::vector<std::int32_t>{1}, std::vector<std::int32_t>{64}),
+                                 doctest::Contains("outside the planned context"), error);
         }
         std::filesystem::remove(path);
     }

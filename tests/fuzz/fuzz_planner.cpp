@@ -44,14 +44,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint64_t flags = r.u64();
     s.qkv_bias = flags & 1;
     s.tied_output = flags & 2;
-    static constexpr format_id ids[] = {format_id::f32, format_id::f16, format_id::q8_0, format_id::q4_0, format_id::q6_k, format_id::int4_group};
+    static constexpr format_id ids[] = {format_id::f32,  format_id::f16,  format_id::q8_0,
+                                        format_id::q4_0, format_id::q6_k, format_id::int4_group};
     auto fmt = [&] {
         const std::uint64_t v = r.u64();
         return format{ids[v % 6], static_cast<std::uint32_t>((v >> 8) % 300), ((v >> 20) & 1) != 0};
     };
     format_policy pol = uniform_policy(fmt(), fmt());
     pol.with({tensor_role::ffn_down, fmt()});
-    limits lim{r.dim() * (flags & 4 ? 1 : 4096), r.dim() % 64, r.dim(), flags & 8 ? attention_kernel::naive : attention_kernel::fused, (flags & 16) != 0};
+    limits lim{r.dim() * (flags & 4 ? 1 : 4096), r.dim() % 64, r.dim(),
+               flags & 8 ? attention_kernel::naive : attention_kernel::fused, (flags & 16) != 0};
     target_desc t{"fuzz", r.u64(), r.u64() >> (r.u64() % 64), 1'000'000'000, 32'000'000'000};
     plan_options o;
     o.alignment = 1 + r.dim() % 4096;

@@ -10,34 +10,134 @@
 
 namespace vramplan::blocks {
 
-inline constexpr int qk = 32;    // elements per block of the 32-element formats
-inline constexpr int qk_k = 256; // elements per K-quant super-block
+inline constexpr int qk = 32;     // elements per block of the 32-element formats
+inline constexpr int qk_k = 256;  // elements per K-quant super-block
 
-struct q8_0 { half_bits d; std::int8_t qs[qk]; };                       // x = d * q
-struct q4_0 { half_bits d; std::uint8_t qs[qk / 2]; };                  // x = d * (q - 8)
-struct q4_1 { half_bits d; half_bits m; std::uint8_t qs[qk / 2]; };     // x = d * q + m
-struct q5_0 { half_bits d; std::uint8_t qh[4]; std::uint8_t qs[qk / 2]; };
-struct q5_1 { half_bits d; half_bits m; std::uint8_t qh[4]; std::uint8_t qs[qk / 2]; };
-struct q8_1 { half_bits d; half_bits s; std::int8_t qs[qk]; };
+struct q8_0 {
+    half_bits d;
+    std::int8_t qs[qk];
+};  // x = d * q
+struct q4_0 {
+    half_bits d;
+    std::uint8_t qs[qk / 2];
+};  // x = d * (q - 8)
+struct q4_1 {
+    half_bits d;
+    half_bits m;
+    std::uint8_t qs[qk / 2];
+};  // x = d * q + m
+struct q5_0 {
+    half_bits d;
+    std::uint8_t qh[4];
+    std::uint8_t qs[qk / 2];
+};
+struct q5_1 {
+    half_bits d;
+    half_bits m;
+    std::uint8_t qh[4];
+    std::uint8_t qs[qk / 2];
+};
+struct q8_1 {
+    half_bits d;
+    half_bits s;
+    std::int8_t qs[qk];
+};
 
-struct q2_k { std::uint8_t scales[qk_k / 16]; std::uint8_t qs[qk_k / 4]; half_bits d; half_bits dmin; };
-struct q3_k { std::uint8_t hmask[qk_k / 8]; std::uint8_t qs[qk_k / 4]; std::uint8_t scales[12]; half_bits d; };
-struct q4_k { half_bits d; half_bits dmin; std::uint8_t scales[12]; std::uint8_t qs[qk_k / 2]; };
-struct q5_k { half_bits d; half_bits dmin; std::uint8_t scales[12]; std::uint8_t qh[qk_k / 8]; std::uint8_t qs[qk_k / 2]; };
-struct q6_k { std::uint8_t ql[qk_k / 2]; std::uint8_t qh[qk_k / 4]; std::int8_t scales[qk_k / 16]; half_bits d; };
-struct q8_k { float d; std::int8_t qs[qk_k]; std::int16_t bsums[qk_k / 16]; };
-struct iq2_xxs { half_bits d; std::uint16_t qs[qk_k / 8]; };
-struct iq2_xs { half_bits d; std::uint16_t qs[qk_k / 8]; std::uint8_t scales[qk_k / 32]; };
-struct iq2_s { half_bits d; std::uint8_t qs[qk_k / 4]; std::uint8_t qh[qk_k / 32]; std::uint8_t scales[qk_k / 32]; };
-struct iq3_xxs { half_bits d; std::uint8_t qs[3 * qk_k / 8]; };
-struct iq3_s { half_bits d; std::uint8_t qs[qk_k / 4]; std::uint8_t qh[qk_k / 32]; std::uint8_t signs[qk_k / 8]; std::uint8_t scales[qk_k / 64]; };
-struct iq1_s { half_bits d; std::uint8_t qs[qk_k / 8]; std::uint16_t qh[qk_k / 32]; };
-struct iq1_m { std::uint8_t qs[qk_k / 8]; std::uint8_t qh[qk_k / 16]; std::uint8_t scales[qk_k / 32]; };
-struct iq4_nl { half_bits d; std::uint8_t qs[qk / 2]; };
-struct iq4_xs { half_bits d; std::uint16_t scales_h; std::uint8_t scales_l[qk_k / 64]; std::uint8_t qs[qk_k / 2]; };
-struct tq1_0 { std::uint8_t qs[(qk_k - 4 * qk_k / 64) / 5]; std::uint8_t qh[qk_k / 64]; half_bits d; };
-struct tq2_0 { std::uint8_t qs[qk_k / 4]; half_bits d; };
-struct mxfp4 { std::uint8_t e; std::uint8_t qs[qk / 2]; };
+struct q2_k {
+    std::uint8_t scales[qk_k / 16];
+    std::uint8_t qs[qk_k / 4];
+    half_bits d;
+    half_bits dmin;
+};
+struct q3_k {
+    std::uint8_t hmask[qk_k / 8];
+    std::uint8_t qs[qk_k / 4];
+    std::uint8_t scales[12];
+    half_bits d;
+};
+struct q4_k {
+    half_bits d;
+    half_bits dmin;
+    std::uint8_t scales[12];
+    std::uint8_t qs[qk_k / 2];
+};
+struct q5_k {
+    half_bits d;
+    half_bits dmin;
+    std::uint8_t scales[12];
+    std::uint8_t qh[qk_k / 8];
+    std::uint8_t qs[qk_k / 2];
+};
+struct q6_k {
+    std::uint8_t ql[qk_k / 2];
+    std::uint8_t qh[qk_k / 4];
+    std::int8_t scales[qk_k / 16];
+    half_bits d;
+};
+struct q8_k {
+    float d;
+    std::int8_t qs[qk_k];
+    std::int16_t bsums[qk_k / 16];
+};
+struct iq2_xxs {
+    half_bits d;
+    std::uint16_t qs[qk_k / 8];
+};
+struct iq2_xs {
+    half_bits d;
+    std::uint16_t qs[qk_k / 8];
+    std::uint8_t scales[qk_k / 32];
+};
+struct iq2_s {
+    half_bits d;
+    std::uint8_t qs[qk_k / 4];
+    std::uint8_t qh[qk_k / 32];
+    std::uint8_t scales[qk_k / 32];
+};
+struct iq3_xxs {
+    half_bits d;
+    std::uint8_t qs[3 * qk_k / 8];
+};
+struct iq3_s {
+    half_bits d;
+    std::uint8_t qs[qk_k / 4];
+    std::uint8_t qh[qk_k / 32];
+    std::uint8_t signs[qk_k / 8];
+    std::uint8_t scales[qk_k / 64];
+};
+struct iq1_s {
+    half_bits d;
+    std::uint8_t qs[qk_k / 8];
+    std::uint16_t qh[qk_k / 32];
+};
+struct iq1_m {
+    std::uint8_t qs[qk_k / 8];
+    std::uint8_t qh[qk_k / 16];
+    std::uint8_t scales[qk_k / 32];
+};
+struct iq4_nl {
+    half_bits d;
+    std::uint8_t qs[qk / 2];
+};
+struct iq4_xs {
+    half_bits d;
+    std::uint16_t scales_h;
+    std::uint8_t scales_l[qk_k / 64];
+    std::uint8_t qs[qk_k / 2];
+};
+struct tq1_0 {
+    std::uint8_t qs[(qk_k - 4 * qk_k / 64) / 5];
+    std::uint8_t qh[qk_k / 64];
+    half_bits d;
+};
+struct tq2_0 {
+    std::uint8_t qs[qk_k / 4];
+    half_bits d;
+};
+struct mxfp4 {
+    std::uint8_t e;
+    std::uint8_t qs[qk / 2];
+};
 
 // The layout itself (no padding), and agreement with the table the planner uses.
 template <class Block>

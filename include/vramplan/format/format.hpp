@@ -17,12 +17,40 @@ namespace vramplan {
 // Values below 1000 are GGUF's ggml_type ids, so a tensor type read from a file is a format_id
 // as it stands; formats GGUF does not define live above 1000.
 enum class format_id : std::uint32_t {
-    f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8, q8_1 = 9,
-    q2_k = 10, q3_k = 11, q4_k = 12, q5_k = 13, q6_k = 14, q8_k = 15,
-    iq2_xxs = 16, iq2_xs = 17, iq3_xxs = 18, iq1_s = 19, iq4_nl = 20, iq3_s = 21, iq2_s = 22,
-    iq4_xs = 23, i8 = 24, i16 = 25, i32 = 26, i64 = 27, f64 = 28, iq1_m = 29, bf16 = 30,
-    tq1_0 = 34, tq2_0 = 35, mxfp4 = 39,
-    fp8_e4m3 = 1000, fp8_e5m2 = 1001,
+    f32 = 0,
+    f16 = 1,
+    q4_0 = 2,
+    q4_1 = 3,
+    q5_0 = 6,
+    q5_1 = 7,
+    q8_0 = 8,
+    q8_1 = 9,
+    q2_k = 10,
+    q3_k = 11,
+    q4_k = 12,
+    q5_k = 13,
+    q6_k = 14,
+    q8_k = 15,
+    iq2_xxs = 16,
+    iq2_xs = 17,
+    iq3_xxs = 18,
+    iq1_s = 19,
+    iq4_nl = 20,
+    iq3_s = 21,
+    iq2_s = 22,
+    iq4_xs = 23,
+    i8 = 24,
+    i16 = 25,
+    i32 = 26,
+    i64 = 27,
+    f64 = 28,
+    iq1_m = 29,
+    bf16 = 30,
+    tq1_0 = 34,
+    tq2_0 = 35,
+    mxfp4 = 39,
+    fp8_e4m3 = 1000,
+    fp8_e5m2 = 1001,
     int8_row = 1002,    // int8 values, one fp16 scale per row
     int4_group = 1003,  // 4-bit values, one fp16 scale (and optionally a 4-bit zero point) per group
 };
@@ -31,8 +59,8 @@ enum class format_id : std::uint32_t {
 // parameterized formats.
 struct format {
     format_id id = format_id::f32;
-    std::uint32_t group = 0;   // int4_group only: elements per scale
-    bool zero_point = false;   // int4_group only: a 4-bit zero point per group
+    std::uint32_t group = 0;  // int4_group only: elements per scale
+    bool zero_point = false;  // int4_group only: a 4-bit zero point per group
 
     friend constexpr bool operator==(const format&, const format&) = default;
 };
@@ -47,27 +75,46 @@ struct format_traits {
 namespace detail {
 // Block sizes follow the block structs of GGUF (see blocks.hpp, where each is static_asserted).
 inline constexpr std::array<format_traits, 38> format_table{{
-    {format_id::f32, "f32", 1, 4},          {format_id::f16, "f16", 1, 2},
-    {format_id::bf16, "bf16", 1, 2},        {format_id::f64, "f64", 1, 8},
-    {format_id::i8, "i8", 1, 1},            {format_id::i16, "i16", 1, 2},
-    {format_id::i32, "i32", 1, 4},          {format_id::i64, "i64", 1, 8},
-    {format_id::q4_0, "q4_0", 32, 18},      {format_id::q4_1, "q4_1", 32, 20},
-    {format_id::q5_0, "q5_0", 32, 22},      {format_id::q5_1, "q5_1", 32, 24},
-    {format_id::q8_0, "q8_0", 32, 34},      {format_id::q8_1, "q8_1", 32, 36},
-    {format_id::q2_k, "q2_k", 256, 84},     {format_id::q3_k, "q3_k", 256, 110},
-    {format_id::q4_k, "q4_k", 256, 144},    {format_id::q5_k, "q5_k", 256, 176},
-    {format_id::q6_k, "q6_k", 256, 210},    {format_id::q8_k, "q8_k", 256, 292},
-    {format_id::iq2_xxs, "iq2_xxs", 256, 66}, {format_id::iq2_xs, "iq2_xs", 256, 74},
-    {format_id::iq3_xxs, "iq3_xxs", 256, 98}, {format_id::iq1_s, "iq1_s", 256, 50},
-    {format_id::iq4_nl, "iq4_nl", 32, 18},  {format_id::iq3_s, "iq3_s", 256, 110},
-    {format_id::iq2_s, "iq2_s", 256, 82},   {format_id::iq4_xs, "iq4_xs", 256, 136},
-    {format_id::iq1_m, "iq1_m", 256, 56},   {format_id::tq1_0, "tq1_0", 256, 54},
-    {format_id::tq2_0, "tq2_0", 256, 66},   {format_id::mxfp4, "mxfp4", 32, 17},
-    {format_id::fp8_e4m3, "fp8_e4m3", 1, 1}, {format_id::fp8_e5m2, "fp8_e5m2", 1, 1},
+    {format_id::f32, "f32", 1, 4},
+    {format_id::f16, "f16", 1, 2},
+    {format_id::bf16, "bf16", 1, 2},
+    {format_id::f64, "f64", 1, 8},
+    {format_id::i8, "i8", 1, 1},
+    {format_id::i16, "i16", 1, 2},
+    {format_id::i32, "i32", 1, 4},
+    {format_id::i64, "i64", 1, 8},
+    {format_id::q4_0, "q4_0", 32, 18},
+    {format_id::q4_1, "q4_1", 32, 20},
+    {format_id::q5_0, "q5_0", 32, 22},
+    {format_id::q5_1, "q5_1", 32, 24},
+    {format_id::q8_0, "q8_0", 32, 34},
+    {format_id::q8_1, "q8_1", 32, 36},
+    {format_id::q2_k, "q2_k", 256, 84},
+    {format_id::q3_k, "q3_k", 256, 110},
+    {format_id::q4_k, "q4_k", 256, 144},
+    {format_id::q5_k, "q5_k", 256, 176},
+    {format_id::q6_k, "q6_k", 256, 210},
+    {format_id::q8_k, "q8_k", 256, 292},
+    {format_id::iq2_xxs, "iq2_xxs", 256, 66},
+    {format_id::iq2_xs, "iq2_xs", 256, 74},
+    {format_id::iq3_xxs, "iq3_xxs", 256, 98},
+    {format_id::iq1_s, "iq1_s", 256, 50},
+    {format_id::iq4_nl, "iq4_nl", 32, 18},
+    {format_id::iq3_s, "iq3_s", 256, 110},
+    {format_id::iq2_s, "iq2_s", 256, 82},
+    {format_id::iq4_xs, "iq4_xs", 256, 136},
+    {format_id::iq1_m, "iq1_m", 256, 56},
+    {format_id::tq1_0, "tq1_0", 256, 54},
+    {format_id::tq2_0, "tq2_0", 256, 66},
+    {format_id::mxfp4, "mxfp4", 32, 17},
+    {format_id::fp8_e4m3, "fp8_e4m3", 1, 1},
+    {format_id::fp8_e5m2, "fp8_e5m2", 1, 1},
     // Parameterized formats: the row arithmetic in row_bytes() handles their scales.
-    {format_id::int8_row, "int8_row", 1, 1}, {format_id::int4_group, "int4_group", 0, 0},
+    {format_id::int8_row, "int8_row", 1, 1},
+    {format_id::int4_group, "int4_group", 0, 0},
     // Names users commonly type for the same formats.
-    {format_id::fp8_e4m3, "fp8", 1, 1},     {format_id::f16, "fp16", 1, 2},
+    {format_id::fp8_e4m3, "fp8", 1, 1},
+    {format_id::f16, "fp16", 1, 2},
 }};
 }  // namespace detail
 
@@ -93,8 +140,7 @@ constexpr std::uint64_t block_elements(format f) {
 }
 
 inline std::string name(format f) {
-    if (f.id == format_id::int4_group)
-        return "int4_g" + std::to_string(f.group) + (f.zero_point ? "_zp" : "");
+    if (f.id == format_id::int4_group) return "int4_g" + std::to_string(f.group) + (f.zero_point ? "_zp" : "");
     return std::string(traits(f).name);
 }
 
@@ -155,7 +201,8 @@ inline std::optional<format> parse_format(std::string_view text) {
             zp = true;
             rest.resize(rest.size() - 3);
         }
-        if (rest.empty() || rest.size() > 6 || rest.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+        if (rest.empty() || rest.size() > 6 || rest.find_first_not_of("0123456789") != std::string::npos)
+            return std::nullopt;
         const auto g = static_cast<std::uint32_t>(std::stoul(rest));
         if (g < 2 || g % 2 != 0) return std::nullopt;
         return format{format_id::int4_group, g, zp};
@@ -170,9 +217,9 @@ inline format format_by_name(std::string_view text) {
 
 inline format format_by_gguf_type(std::uint32_t type_id) {
     if (type_id < 1000)
-        if (const std::size_t i = traits_index(static_cast<format_id>(type_id)); i != no_format) return format{detail::format_table[i].id};
-    throw error("unknown GGUF tensor type id " + std::to_string(type_id) +
-                " (a newer GGUF type, or a corrupt file)");
+        if (const std::size_t i = traits_index(static_cast<format_id>(type_id)); i != no_format)
+            return format{detail::format_table[i].id};
+    throw error("unknown GGUF tensor type id " + std::to_string(type_id) + " (a newer GGUF type, or a corrupt file)");
 }
 
 }  // namespace vramplan

@@ -55,7 +55,7 @@ VRAMPLAN_HOST_DEVICE inline half_bits to_half(float f) {
     const std::uint32_t u = detail::float_to_bits(f);
     const std::uint32_t sign = (u >> 16) & 0x8000u;
     const std::uint32_t abs = u & 0x7fffffffu;
-    if (abs > 0x7f800000u) return {static_cast<std::uint16_t>(sign | 0x7e00u)};  // nan
+    if (abs > 0x7f800000u) return {static_cast<std::uint16_t>(sign | 0x7e00u)};   // nan
     if (abs >= 0x477ff000u) return {static_cast<std::uint16_t>(sign | 0x7c00u)};  // overflow to inf
     if (abs < 0x38800000u) {
         // Result is subnormal (or zero): shift the mantissa with the implicit bit, round to even.
@@ -76,7 +76,9 @@ VRAMPLAN_HOST_DEVICE inline half_bits to_half(float f) {
     return {static_cast<std::uint16_t>(sign | r)};
 }
 
-VRAMPLAN_HOST_DEVICE inline float to_float(bf16_bits b) { return detail::bits_to_float(static_cast<std::uint32_t>(b.bits) << 16); }
+VRAMPLAN_HOST_DEVICE inline float to_float(bf16_bits b) {
+    return detail::bits_to_float(static_cast<std::uint32_t>(b.bits) << 16);
+}
 
 VRAMPLAN_HOST_DEVICE inline bf16_bits to_bf16(float f) {
     const std::uint32_t u = detail::float_to_bits(f);

@@ -13,7 +13,8 @@ namespace vramplan {
 template <class T>
 concept storage_format = requires {
     { T::value } -> std::convertible_to<format>;
-} && (validate(T::value), true);
+}
+&&(validate(T::value), true);
 
 template <format F>
 struct format_constant {

@@ -16,7 +16,8 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     const std::string& arch = g.get_string("general.architecture");
     // Qwen2 is Llama's layout with q/k/v biases and NeoX-style RoPE pairs, under its own key prefix.
     if (arch != "llama" && arch != "qwen2")
-        g.fail("architecture '" + arch + "' is not supported; vramplan describes llama-family models (Llama 2/3, Mistral, TinyLlama) and qwen2");
+        g.fail("architecture '" + arch +
+               "' is not supported; vramplan describes llama-family models (Llama 2/3, Mistral, TinyLlama) and qwen2");
     const std::string p = arch + ".";
     decoder_shape s;
     s.n_layer = g.get_uint(p + "block_count");
@@ -33,10 +34,13 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     s.n_ctx_train = g.get_uint(p + "context_length", 0);
     // Older files name linear scaling by its factor alone (rope.scale_linear).
     const bool legacy_linear = g.find(p + "rope.scale_linear") != nullptr;
-    const std::string scaling = g.find(p + "rope.scaling.type") ? g.get_string(p + "rope.scaling.type") : legacy_linear ? "linear" : "none";
+    const std::string scaling = g.find(p + "rope.scaling.type") ? g.get_string(p + "rope.scaling.type")
+                                : legacy_linear                 ? "linear"
+                                                                : "none";
     s.scaling = rope_scaling_by_name(scaling);
     if (s.scaling == rope_scaling::linear) {
-        s.scaling_factor = static_cast<float>(g.get_float(p + "rope.scaling.factor", g.get_float(p + "rope.scale_linear", 1.0)));
+        s.scaling_factor =
+            static_cast<float>(g.get_float(p + "rope.scaling.factor", g.get_float(p + "rope.scale_linear", 1.0)));
         if (!(s.scaling_factor > 0.0f)) g.fail("rope.scaling.factor must be positive");
     }
     const gguf_tensor_info* embd = g.find_tensor("token_embd.weight");
@@ -59,14 +63,18 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
         if (!t) g.fail("missing tensor '" + tensor + "'");
         described.insert(tensor);
         const bool vector = rows == 1;
-        const bool ok = vector ? (t->dims.size() == 1 && t->dims[0] == cols) : (t->dims.size() == 2 && t->dims[0] == cols && t->dims[1] == rows);
-        if (!ok) g.fail("tensor '" + tensor + "' has shape other than [" + std::to_string(cols) + (vector ? "" : ", " + std::to_string(rows)) + "]");
+        const bool ok = vector ? (t->dims.size() == 1 && t->dims[0] == cols)
+                               : (t->dims.size() == 2 && t->dims[0] == cols && t->dims[1] == rows);
+        if (!ok)
+            g.fail("tensor '" + tensor + "' has shape other than [" + std::to_string(cols) +
+                   (vector ? "" : ", " + std::to_string(rows)) + "]");
         return t->fmt;
     };
     m.token_embd = expect("token_embd.weight", s.n_vocab, s.n_embd);
     m.output = s.tied_output ? m.token_embd : expect("output.weight", s.n_vocab, s.n_embd);
     m.output_norm = expect("output_norm.weight", 1, s.n_embd);
-    if (s.rope_freqs && expect("rope_freqs.weight", 1, s.head_dim / 2) != format{format_id::f32}) g.fail("rope_freqs.weight must be F32");
+    if (s.rope_freqs && expect("rope_freqs.weight", 1, s.head_dim / 2) != format{format_id::f32})
+        g.fail("rope_freqs.weight must be F32");
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
         block_formats b;
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
@@ -80,7 +88,9 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     // A tensor the description leaves out would be bytes the plan never reserves.
     for (const auto& t : g.tensors())
         if (!described.contains(t.name))
-            g.fail("tensor '" + t.name + "' is not part of the llama model vramplan describes (token_embd, output_norm, output, rope_freqs and " +
+            g.fail("tensor '" + t.name +
+                   "' is not part of the llama model vramplan describes (token_embd, output_norm, output, rope_freqs "
+                   "and " +
                    "the blk.N attention and feed-forward tensors), so no plan would hold it");
     validate_formats(m);
     return m;

@@ -31,7 +31,8 @@ namespace detail {
 // Reads little-endian values from a byte buffer with bounds checks.
 class byte_cursor {
 public:
-    byte_cursor(const std::string& source, const std::uint8_t* data, std::uint64_t size) : source_(source), data_(data), size_(size) {}
+    byte_cursor(const std::string& source, const std::uint8_t* data, std::uint64_t size)
+        : source_(source), data_(data), size_(size) {}
 
     [[noreturn]] void fail(const std::string& what) const { fail_at(pos_, what); }
     [[noreturn]] void fail_at(std::uint64_t at, const std::string& what) const {
@@ -42,8 +43,8 @@ public:
 
     void need(std::uint64_t n, const char* what) const {
         if (n > remaining())
-            fail(std::string("file truncated: ") + what + " needs " + std::to_string(n) + " bytes but only " + std::to_string(remaining()) +
-                 " remain");
+            fail(std::string("file truncated: ") + what + " needs " + std::to_string(n) + " bytes but only " +
+                 std::to_string(remaining()) + " remain");
     }
     template <class T>
     T read(const char* what) {
@@ -56,7 +57,9 @@ public:
     std::string read_string(const char* what) {
         const std::uint64_t at = pos_;
         const auto len = read<std::uint64_t>(what);
-        if (len > remaining()) fail_at(at, std::string(what) + ": string length " + std::to_string(len) + " runs past the end of the file");
+        if (len > remaining())
+            fail_at(at,
+                    std::string(what) + ": string length " + std::to_string(len) + " runs past the end of the file");
         std::string s(reinterpret_cast<const char*>(data_ + pos_), static_cast<std::size_t>(len));
         pos_ += len;
         return s;
@@ -75,18 +78,40 @@ private:
 
 inline std::uint64_t scalar_size(gguf_type t) {
     switch (t) {
-        case gguf_type::u8: case gguf_type::i8: case gguf_type::boolean: return 1;
-        case gguf_type::u16: case gguf_type::i16: return 2;
-        case gguf_type::u32: case gguf_type::i32: case gguf_type::f32: return 4;
-        case gguf_type::u64: case gguf_type::i64: case gguf_type::f64: return 8;
+        case gguf_type::u8:
+        case gguf_type::i8:
+        case gguf_type::boolean: return 1;
+        case gguf_type::u16:
+        case gguf_type::i16: return 2;
+        case gguf_type::u32:
+        case gguf_type::i32:
+        case gguf_type::f32: return 4;
+        case gguf_type::u64:
+        case gguf_type::i64:
+        case gguf_type::f64: return 8;
         default: return 0;
     }
 }
 
 inline void read_scalar(byte_cursor& c, gguf_type t, gguf_value& v, bool into_array) {
-    auto put_u = [&](std::uint64_t x) { if (into_array) v.ints.push_back(static_cast<std::int64_t>(x)); else v.u = x; };
-    auto put_i = [&](std::int64_t x) { if (into_array) v.ints.push_back(x); else v.i = x; };
-    auto put_f = [&](double x) { if (into_array) v.floats.push_back(x); else v.f = x; };
+    auto put_u = [&](std::uint64_t x) {
+        if (into_array)
+            v.ints.push_back(static_cast<std::int64_t>(x));
+        else
+            v.u = x;
+    };
+    auto put_i = [&](std::int64_t x) {
+        if (into_array)
+            v.ints.push_back(x);
+        else
+            v.i = x;
+    };
+    auto put_f = [&](double x) {
+        if (into_array)
+            v.floats.push_back(x);
+        else
+            v.f = x;
+    };
     switch (t) {
         case gguf_type::u8: put_u(c.read<std::uint8_t>("u8 value")); break;
         case gguf_type::i8: put_i(c.read<std::int8_t>("i8 value")); break;
@@ -125,12 +150,14 @@ inline void read_value(byte_cursor& c, gguf_type t, gguf_value& v, int depth) {
     v.elem = elem;
     v.count = count;
     if (elem == gguf_type::string) {
-        if (count > c.remaining() / 8) c.fail_at(at, "array of " + std::to_string(count) + " strings cannot fit in the rest of the file");
+        if (count > c.remaining() / 8)
+            c.fail_at(at, "array of " + std::to_string(count) + " strings cannot fit in the rest of the file");
         v.strings.reserve(static_cast<std::size_t>(count));
         for (std::uint64_t k = 0; k < count; ++k) v.strings.push_back(c.read_string("array string"));
     } else if (elem == gguf_type::array) {
         if (depth >= 3) c.fail_at(at, "arrays nested more than 3 deep");
-        if (count > c.remaining() / 12) c.fail_at(at, "array of " + std::to_string(count) + " arrays cannot fit in the rest of the file");
+        if (count > c.remaining() / 12)
+            c.fail_at(at, "array of " + std::to_string(count) + " arrays cannot fit in the rest of the file");
         for (std::uint64_t k = 0; k < count; ++k) {
             gguf_value inner;  // nested arrays are validated and skipped: no key vramplan reads uses them
             const auto inner_type = static_cast<gguf_type>(elem);
@@ -139,9 +166,12 @@ inline void read_value(byte_cursor& c, gguf_type t, gguf_value& v, int depth) {
     } else {
         const std::uint64_t size = scalar_size(elem);
         if (size == 0) c.fail_at(at, "unknown array element type " + std::to_string(static_cast<std::uint32_t>(elem)));
-        if (count > c.remaining() / size) c.fail_at(at, "array of " + std::to_string(count) + " values runs past the end of the file");
-        if (elem == gguf_type::f32 || elem == gguf_type::f64) v.floats.reserve(static_cast<std::size_t>(count));
-        else v.ints.reserve(static_cast<std::size_t>(count));
+        if (count > c.remaining() / size)
+            c.fail_at(at, "array of " + std::to_string(count) + " values runs past the end of the file");
+        if (elem == gguf_type::f32 || elem == gguf_type::f64)
+            v.floats.reserve(static_cast<std::size_t>(count));
+        else
+            v.ints.reserve(static_cast<std::size_t>(count));
         for (std::uint64_t k = 0; k < count; ++k) read_scalar(c, elem, v, true);
     }
 }
@@ -176,7 +206,8 @@ public:
 
     // Parses a header held in memory: `bytes` are the first `available` bytes of a file of
     // `file_size` bytes (pass the same number twice for a whole file).
-    static gguf_file parse(const std::string& source, const std::uint8_t* bytes, std::uint64_t available, std::uint64_t file_size) {
+    static gguf_file parse(const std::string& source, const std::uint8_t* bytes, std::uint64_t available,
+                           std::uint64_t file_size) {
         detail::byte_cursor c(source, bytes, available);
         gguf_file g;
         g.path_ = source;
@@ -184,13 +215,18 @@ public:
         if (c.read<std::uint32_t>("magic") != gguf_magic) c.fail_at(0, "not a GGUF file (bad magic; expected 'GGUF')");
         g.version_ = c.read<std::uint32_t>("version");
         if (g.version_ != 2 && g.version_ != 3)
-            c.fail_at(4, "unsupported GGUF version " + std::to_string(g.version_) + " (vramplan reads versions 2 and 3)");
+            c.fail_at(4,
+                      "unsupported GGUF version " + std::to_string(g.version_) + " (vramplan reads versions 2 and 3)");
         const auto n_tensors = c.read<std::uint64_t>("tensor count");
         const auto n_kv = c.read<std::uint64_t>("metadata count");
         // Each metadata entry takes at least 13 bytes and each tensor info at least 28: counts
         // beyond that are corrupt, and would otherwise drive huge allocations.
-        if (n_kv > file_size / 13) c.fail_at(16, "metadata count " + std::to_string(n_kv) + " is impossible for a file of " + std::to_string(file_size) + " bytes");
-        if (n_tensors > file_size / 28) c.fail_at(8, "tensor count " + std::to_string(n_tensors) + " is impossible for a file of " + std::to_string(file_size) + " bytes");
+        if (n_kv > file_size / 13)
+            c.fail_at(16, "metadata count " + std::to_string(n_kv) + " is impossible for a file of " +
+                              std::to_string(file_size) + " bytes");
+        if (n_tensors > file_size / 28)
+            c.fail_at(8, "tensor count " + std::to_string(n_tensors) + " is impossible for a file of " +
+                             std::to_string(file_size) + " bytes");
         for (std::uint64_t k = 0; k < n_kv; ++k) {
             const std::uint64_t at = c.pos();
             std::string key = c.read_string("metadata key");
@@ -211,10 +247,12 @@ public:
             gguf_tensor_info t;
             t.name = c.read_string("tensor name");
             const auto n_dims = c.read<std::uint32_t>("tensor dimension count");
-            if (n_dims == 0 || n_dims > gguf_max_dims) c.fail_at(at, "tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions (1 to 4 allowed)");
+            if (n_dims == 0 || n_dims > gguf_max_dims)
+                c.fail_at(at, "tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions (1 to 4 allowed)");
             for (std::uint32_t d = 0; d < n_dims; ++d) {
                 const auto ne = c.read<std::uint64_t>("tensor dimension");
-                if (ne == 0 || ne > (1ull << 62)) c.fail_at(at, "tensor '" + t.name + "' has an invalid dimension " + std::to_string(ne));
+                if (ne == 0 || ne > (1ull << 62))
+                    c.fail_at(at, "tensor '" + t.name + "' has an invalid dimension " + std::to_string(ne));
                 t.dims.push_back(ne);
             }
             const auto type = c.read<std::uint32_t>("tensor type");
@@ -229,7 +267,9 @@ public:
                 c.fail_at(at, "tensor '" + t.name + "': " + e.what());
             }
             t.offset = c.read<std::uint64_t>("tensor data offset");
-            if (t.offset % g.alignment_ != 0) c.fail_at(at, "tensor '" + t.name + "' data offset " + std::to_string(t.offset) + " is not aligned to " + std::to_string(g.alignment_));
+            if (t.offset % g.alignment_ != 0)
+                c.fail_at(at, "tensor '" + t.name + "' data offset " + std::to_string(t.offset) +
+                                  " is not aligned to " + std::to_string(g.alignment_));
             g.tensors_.push_back(std::move(t));
         }
         g.data_offset_ = align_up(c.pos(), g.alignment_);
@@ -237,16 +277,20 @@ public:
         for (auto& t : g.tensors_) {
             t.file_offset = checked_add(g.data_offset_, t.offset);
             if (t.file_offset > file_size || t.bytes > file_size - t.file_offset)
-                c.fail_at(t.file_offset, "tensor '" + t.name + "' data (" + std::to_string(t.bytes) + " bytes at offset " + std::to_string(t.file_offset) +
-                                             ") runs past the end of the file (" + std::to_string(file_size) + " bytes)");
+                c.fail_at(t.file_offset, "tensor '" + t.name + "' data (" + std::to_string(t.bytes) +
+                                             " bytes at offset " + std::to_string(t.file_offset) +
+                                             ") runs past the end of the file (" + std::to_string(file_size) +
+                                             " bytes)");
             by_offset.push_back(&t);
         }
         std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
         for (std::size_t k = 1; k < by_offset.size(); ++k)
             if (by_offset[k - 1]->offset + by_offset[k - 1]->bytes > by_offset[k]->offset)
-                c.fail_at(by_offset[k]->file_offset, "tensors '" + by_offset[k - 1]->name + "' and '" + by_offset[k]->name + "' overlap");
+                c.fail_at(by_offset[k]->file_offset,
+                          "tensors '" + by_offset[k - 1]->name + "' and '" + by_offset[k]->name + "' overlap");
         for (std::size_t k = 0; k < g.tensors_.size(); ++k)
-            if (!g.index_.emplace(g.tensors_[k].name, k).second) c.fail("duplicate tensor name '" + g.tensors_[k].name + "'");
+            if (!g.index_.emplace(g.tensors_[k].name, k).second)
+                c.fail("duplicate tensor name '" + g.tensors_[k].name + "'");
         return g;
     }
 
@@ -274,14 +318,22 @@ public:
         const gguf_value* v = find(key);
         if (!v) fail("missing metadata key '" + key + "'");
         switch (v->type) {
-            case gguf_type::u8: case gguf_type::u16: case gguf_type::u32: case gguf_type::u64: return v->u;
-            case gguf_type::i8: case gguf_type::i16: case gguf_type::i32: case gguf_type::i64:
+            case gguf_type::u8:
+            case gguf_type::u16:
+            case gguf_type::u32:
+            case gguf_type::u64: return v->u;
+            case gguf_type::i8:
+            case gguf_type::i16:
+            case gguf_type::i32:
+            case gguf_type::i64:
                 if (v->i < 0) fail("metadata key '" + key + "' is negative");
                 return static_cast<std::uint64_t>(v->i);
             default: fail("metadata key '" + key + "' is not an integer");
         }
     }
-    std::uint64_t get_uint(const std::string& key, std::uint64_t fallback) const { return find(key) ? get_uint(key) : fallback; }
+    std::uint64_t get_uint(const std::string& key, std::uint64_t fallback) const {
+        return find(key) ? get_uint(key) : fallback;
+    }
     double get_float(const std::string& key, double fallback) const {
         const gguf_value* v = find(key);
         if (!v) return fallback;
@@ -297,7 +349,8 @@ public:
     const gguf_value& get_array(const std::string& key, gguf_type elem) const {
         const gguf_value* v = find(key);
         if (!v) fail("missing metadata key '" + key + "'");
-        if (v->type != gguf_type::array || v->elem != elem) fail("metadata key '" + key + "' is not an array of the expected type");
+        if (v->type != gguf_type::array || v->elem != elem)
+            fail("metadata key '" + key + "' is not an array of the expected type");
         return *v;
     }
 
@@ -309,7 +362,8 @@ public:
     }
     void read_tensor(std::FILE* f, const gguf_tensor_info& t, void* dst) const {
         if (std::fseek(f, static_cast<long>(t.file_offset), SEEK_SET) != 0 || std::fread(dst, 1, t.bytes, f) != t.bytes)
-            fail("could not read " + std::to_string(t.bytes) + " bytes of tensor '" + t.name + "' at offset " + std::to_string(t.file_offset));
+            fail("could not read " + std::to_string(t.bytes) + " bytes of tensor '" + t.name + "' at offset " +
+                 std::to_string(t.file_offset));
     }
 
 private:

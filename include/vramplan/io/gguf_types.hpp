@@ -10,8 +10,19 @@
 namespace vramplan::io {
 
 enum class gguf_type : std::uint32_t {
-    u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7, string = 8, array = 9,
-    u64 = 10, i64 = 11, f64 = 12,
+    u8 = 0,
+    i8 = 1,
+    u16 = 2,
+    i16 = 3,
+    u32 = 4,
+    i32 = 5,
+    f32 = 6,
+    boolean = 7,
+    string = 8,
+    array = 9,
+    u64 = 10,
+    i64 = 11,
+    f64 = 12,
 };
 
 inline constexpr std::uint32_t gguf_magic = 0x46554747;  // "GGUF" read as a little-endian u32
@@ -27,7 +38,7 @@ struct gguf_value {
     double f = 0;         // f32 / f64
     std::string s;
     gguf_type elem = gguf_type::u8;  // arrays: element type
-    std::uint64_t count = 0;          // arrays: element count
+    std::uint64_t count = 0;         // arrays: element count
     std::vector<std::string> strings;
     std::vector<std::int64_t> ints;
     std::vector<double> floats;

@@ -41,10 +41,12 @@ public:
     }
 
     // dims: ne[0] (the row) first. `data` must hold exactly the tensor's bytes in `fmt`.
-    gguf_writer& add_tensor(const std::string& name, std::vector<std::uint64_t> dims, format fmt, const void* data, std::uint64_t bytes) {
+    gguf_writer& add_tensor(const std::string& name, std::vector<std::uint64_t> dims, format fmt, const void* data,
+                            std::uint64_t bytes) {
         std::uint64_t rows = 1;
         for (std::size_t d = 1; d < dims.size(); ++d) rows *= dims[d];
-        if (tensor_bytes(fmt, rows, dims.at(0)) != bytes) throw error("gguf_writer: tensor '" + name + "' has the wrong number of bytes for its shape");
+        if (tensor_bytes(fmt, rows, dims.at(0)) != bytes)
+            throw error("gguf_writer: tensor '" + name + "' has the wrong number of bytes for its shape");
         const std::uint64_t offset = data_.size();
         append(data_, data, bytes);
         data_.resize(static_cast<std::size_t>(align_up(data_.size(), alignment_)), 0);
@@ -79,7 +81,9 @@ public:
 
 private:
     template <class T>
-    static void put(std::vector<std::uint8_t>& out, T v) { append(out, &v, sizeof v); }
+    static void put(std::vector<std::uint8_t>& out, T v) {
+        append(out, &v, sizeof v);
+    }
     static void append(std::vector<std::uint8_t>& out, const void* p, std::uint64_t n) {
         const auto* b = static_cast<const std::uint8_t*>(p);
         out.insert(out.end(), b, b + n);

@@ -25,9 +25,11 @@ inline decoder_shape shape_from_config(const std::string& path) {
     }
     const std::string type = j.value("model_type", "");
     if (type != "llama" && type != "mistral" && type != "qwen2")
-        throw error("'" + path + "': model_type '" + type + "' is not supported; vramplan reads llama, mistral and qwen2 configs");
+        throw error("'" + path + "': model_type '" + type +
+                    "' is not supported; vramplan reads llama, mistral and qwen2 configs");
     auto need = [&](const char* key) -> std::uint64_t {
-        if (!j.contains(key) || !j[key].is_number_unsigned()) throw error("'" + path + "': missing or invalid '" + key + "'");
+        if (!j.contains(key) || !j[key].is_number_unsigned())
+            throw error("'" + path + "': missing or invalid '" + key + "'");
         return j[key].get<std::uint64_t>();
     };
     decoder_shape s;
@@ -37,7 +39,8 @@ inline decoder_shape shape_from_config(const std::string& path) {
     s.n_head = need("num_attention_heads");
     s.n_head_kv = j.contains("num_key_value_heads") ? need("num_key_value_heads") : s.n_head;
     s.n_ff = need("intermediate_size");
-    s.head_dim = j.contains("head_dim") && !j["head_dim"].is_null() ? need("head_dim") : (s.n_head ? s.n_embd / s.n_head : 0);
+    s.head_dim =
+        j.contains("head_dim") && !j["head_dim"].is_null() ? need("head_dim") : (s.n_head ? s.n_embd / s.n_head : 0);
     s.tied_output = j.value("tie_word_embeddings", false);
     s.qkv_bias = type == "qwen2" || j.value("attention_bias", false);
     s.rope_neox = type == "qwen2";
@@ -48,8 +51,10 @@ inline decoder_shape shape_from_config(const std::string& path) {
     if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
         const auto& r = j["rope_scaling"];
         const std::string kind = r.value("rope_type", r.value("type", std::string("none")));
-        if (kind == "llama3") s.rope_freqs = true;
-        else s.scaling = rope_scaling_by_name(kind);
+        if (kind == "llama3")
+            s.rope_freqs = true;
+        else
+            s.scaling = rope_scaling_by_name(kind);
         if (s.scaling == rope_scaling::linear) s.scaling_factor = r.value("factor", 1.0f);
     }
     validate(s);

@@ -21,25 +21,29 @@ public:
 
     static tokenizer from_gguf(const gguf_file& g) {
         const std::string& model = g.get_string("tokenizer.ggml.model");
-        if (model != "llama") g.fail("tokenizer '" + model + "' is not supported; vramplan reads SentencePiece ('llama') vocabularies");
+        if (model != "llama")
+            g.fail("tokenizer '" + model + "' is not supported; vramplan reads SentencePiece ('llama') vocabularies");
         tokenizer t;
         t.tokens_ = g.get_array("tokenizer.ggml.tokens", gguf_type::string).strings;
         const auto n = t.tokens_.size();
         if (const gguf_value* s = g.find("tokenizer.ggml.scores")) {
-            if (s->type != gguf_type::array || s->floats.size() != n) g.fail("tokenizer.ggml.scores must be " + std::to_string(n) + " floats");
+            if (s->type != gguf_type::array || s->floats.size() != n)
+                g.fail("tokenizer.ggml.scores must be " + std::to_string(n) + " floats");
             t.scores_.assign(s->floats.begin(), s->floats.end());
         } else {
             t.scores_.assign(n, 0.0);
         }
         if (const gguf_value* ty = g.find("tokenizer.ggml.token_type")) {
-            if (ty->type != gguf_type::array || ty->ints.size() != n) g.fail("tokenizer.ggml.token_type must be " + std::to_string(n) + " integers");
+            if (ty->type != gguf_type::array || ty->ints.size() != n)
+                g.fail("tokenizer.ggml.token_type must be " + std::to_string(n) + " integers");
             t.types_ = ty->ints;
         } else {
             t.types_.assign(n, normal);
         }
         t.bos_ = static_cast<std::int32_t>(g.get_uint("tokenizer.ggml.bos_token_id", 1));
         t.eos_ = static_cast<std::int32_t>(g.get_uint("tokenizer.ggml.eos_token_id", 2));
-        if (static_cast<std::size_t>(t.bos_) >= n || static_cast<std::size_t>(t.eos_) >= n) g.fail("BOS/EOS token id outside the vocabulary");
+        if (static_cast<std::size_t>(t.bos_) >= n || static_cast<std::size_t>(t.eos_) >= n)
+            g.fail("BOS/EOS token id outside the vocabulary");
         for (std::size_t i = 0; i < n; ++i) t.index_.emplace(t.tokens_[i], static_cast<std::int32_t>(i));
         for (int b = 0; b < 256; ++b) {
             char name[8];
@@ -60,8 +64,10 @@ public:
         if (text.empty()) return out;
         std::string s(space_marker);  // SentencePiece's add_dummy_prefix
         for (char c : text) {
-            if (c == ' ') s += space_marker;
-            else s += c;
+            if (c == ' ')
+                s += space_marker;
+            else
+                s += c;
         }
         // Symbols: one per UTF-8 character, in a doubly linked list.
         struct symbol {
@@ -112,7 +118,8 @@ public:
                 continue;
             }
             for (unsigned char c : piece) {
-                if (byte_token_[c] < 0) throw error("tokenizer: byte 0x" + std::to_string(c) + " has no token and no byte fallback");
+                if (byte_token_[c] < 0)
+                    throw error("tokenizer: byte 0x" + std::to_string(c) + " has no token and no byte fallback");
                 out.push_back(byte_token_[c]);
             }
         }
@@ -121,10 +128,12 @@ public:
 
     // The text of one token: U+2581 back to a space, byte tokens to their byte, control tokens empty.
     std::string piece(std::int32_t id) const {
-        if (id < 0 || static_cast<std::size_t>(id) >= tokens_.size()) throw error("tokenizer: token id " + std::to_string(id) + " outside the vocabulary");
+        if (id < 0 || static_cast<std::size_t>(id) >= tokens_.size())
+            throw error("tokenizer: token id " + std::to_string(id) + " outside the vocabulary");
         const std::string& t = tokens_[id];
         if (types_[id] == control || types_[id] == unknown || types_[id] == unused) return "";
-        if (types_[id] == byte && t.size() == 6) return std::string(1, static_cast<char>(std::stoi(t.substr(3, 2), nullptr, 16)));
+        if (types_[id] == byte && t.size() == 6)
+            return std::string(1, static_cast<char>(std::stoi(t.substr(3, 2), nullptr, 16)));
         std::string out;
         for (std::size_t i = 0; i < t.size();) {
             if (t.compare(i, space_marker.size(), space_marker) == 0) {

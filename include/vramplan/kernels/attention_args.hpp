@@ -16,20 +16,20 @@ namespace vramplan::kernels {
 // the n_head_kv * head_dim values of that token, quantized along the row as the planner sizes it.
 // Partial states in the workspace follow attention_state_layout.
 struct attention_args {
-    std::uint64_t tokens = 0;      // query rows
+    std::uint64_t tokens = 0;  // query rows
     std::uint64_t n_head = 0;
     std::uint64_t n_head_kv = 0;
     std::uint64_t head_dim = 0;
-    std::uint64_t context = 0;     // cache rows per sequence
-    float scale = 1.0f;            // usually 1 / sqrt(head_dim)
-    const void* q = nullptr;       // [tokens][n_head][head_dim] in q_format
+    std::uint64_t context = 0;                    // cache rows per sequence
+    float scale = 1.0f;                           // usually 1 / sqrt(head_dim)
+    const void* q = nullptr;                      // [tokens][n_head][head_dim] in q_format
     kernel_format q_format = kernel_format::f32;  // f32, or f16 (activations kept in half precision)
-    const std::int32_t* pos = nullptr;  // position of each query row (it sees keys 0..pos)
-    const std::int32_t* seq = nullptr;  // sequence of each query row (nullptr: all 0)
+    const std::int32_t* pos = nullptr;            // position of each query row (it sees keys 0..pos)
+    const std::int32_t* seq = nullptr;            // sequence of each query row (nullptr: all 0)
     const void* k = nullptr;
     const void* v = nullptr;
-    float* out = nullptr;          // [tokens][n_head][head_dim]
-    float* workspace = nullptr;    // partial states: workspace_rows rows of attention_state_layout
+    float* out = nullptr;        // [tokens][n_head][head_dim]
+    float* workspace = nullptr;  // partial states: workspace_rows rows of attention_state_layout
     std::uint64_t workspace_rows = 0;
     std::uint64_t max_splits = 1;  // context splits per query row, when the workspace allows
 
@@ -51,7 +51,8 @@ struct attention_args {
 // Both the CPU and the CUDA kernels read queries in f32 or f16 and nothing else.
 inline void check_query_format(const attention_args& a) {
     if (a.q_format != kernel_format::f32 && a.q_format != kernel_format::f16)
-        throw error(std::string("fused attention reads f32 or f16 queries, got ") + kernel_format_name(a.q_format) + "; convert the queries to f32 or f16");
+        throw error(std::string("fused attention reads f32 or f16 queries, got ") + kernel_format_name(a.q_format) +
+                    "; convert the queries to f32 or f16");
 }
 
 }  // namespace vramplan::kernels

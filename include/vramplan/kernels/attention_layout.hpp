@@ -26,7 +26,8 @@ struct attention_state_layout {
 };
 
 // KV cache rows: one per (sequence, position), each the n_head_kv x head_dim values of a token.
-VRAMPLAN_HOST_DEVICE constexpr std::uint64_t kv_cache_row(const std::int32_t* seq, std::uint64_t t, std::uint64_t context, std::uint64_t pos) {
+VRAMPLAN_HOST_DEVICE constexpr std::uint64_t kv_cache_row(const std::int32_t* seq, std::uint64_t t,
+                                                          std::uint64_t context, std::uint64_t pos) {
     return (seq ? static_cast<std::uint64_t>(seq[t]) : 0) * context + pos;
 }
 

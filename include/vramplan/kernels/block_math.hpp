@@ -63,7 +63,9 @@ VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_0& b)
 
 // The integer value of element j; the element is d times it.
 VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q8_0& b, int j) { return b.qs[j]; }
-VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q8_0& b, int j) { return to_float(b.d) * static_cast<float>(quant_value(b, j)); }
+VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q8_0& b, int j) {
+    return to_float(b.d) * static_cast<float>(quant_value(b, j));
+}
 
 // x * y rounded to float, never fused into a following addition: GGUF's Q4_0 quantizer rounds
 // the product before adding 8.5, and nvcc (or a host compiler with -ffp-contract=fast) would
@@ -101,16 +103,23 @@ VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q4_0& b)
 VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q4_0& b, int j) {
     return (j < blocks::qk / 2 ? (b.qs[j] & 0x0f) : (b.qs[j - blocks::qk / 2] >> 4)) - 8;
 }
-VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q4_0& b, int j) { return to_float(b.d) * static_cast<float>(quant_value(b, j)); }
+VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q4_0& b, int j) {
+    return to_float(b.d) * static_cast<float>(quant_value(b, j));
+}
 
 // Element i of a row stored in format F.
 template <kernel_format F>
 VRAMPLAN_HOST_DEVICE inline float load(const void* row, std::uint64_t i) {
-    if constexpr (F == kernel_format::f32) return static_cast<const float*>(row)[i];
-    else if constexpr (F == kernel_format::f16) return to_float(static_cast<const half_bits*>(row)[i]);
-    else if constexpr (F == kernel_format::bf16) return to_float(static_cast<const bf16_bits*>(row)[i]);
-    else if constexpr (F == kernel_format::q8_0) return dequantize(static_cast<const blocks::q8_0*>(row)[i / 32], static_cast<int>(i % 32));
-    else return dequantize(static_cast<const blocks::q4_0*>(row)[i / 32], static_cast<int>(i % 32));
+    if constexpr (F == kernel_format::f32)
+        return static_cast<const float*>(row)[i];
+    else if constexpr (F == kernel_format::f16)
+        return to_float(static_cast<const half_bits*>(row)[i]);
+    else if constexpr (F == kernel_format::bf16)
+        return to_float(static_cast<const bf16_bits*>(row)[i]);
+    else if constexpr (F == kernel_format::q8_0)
+        return dequantize(static_cast<const blocks::q8_0*>(row)[i / 32], static_cast<int>(i % 32));
+    else
+        return dequantize(static_cast<const blocks::q4_0*>(row)[i / 32], static_cast<int>(i % 32));
 }
 
 // Stores n values (n a multiple of the block) as a row in format F.

@@ -18,17 +18,20 @@ inline constexpr std::size_t n_kernel_formats = static_cast<std::size_t>(kernel_
 
 // The stored format of each kernel format, in kernel_format order: names and block sizes come from
 // format/format.hpp's table, and the assertion below keeps the two in step.
-inline constexpr std::array<format_id, n_kernel_formats> kernel_format_ids{format_id::f32, format_id::f16, format_id::bf16, format_id::q8_0,
-                                                                           format_id::q4_0};
+inline constexpr std::array<format_id, n_kernel_formats> kernel_format_ids{
+    format_id::f32, format_id::f16, format_id::bf16, format_id::q8_0, format_id::q4_0};
 constexpr bool kernel_formats_match_table() {
     for (std::size_t i = 0; i < n_kernel_formats; ++i) {
         const auto k = static_cast<kernel_format>(i);
         const auto& t = traits(format{kernel_format_ids[i]});
-        if (t.block_elems != static_cast<std::uint32_t>(block_size(k)) || t.block_bytes != static_cast<std::uint32_t>(block_bytes(k))) return false;
+        if (t.block_elems != static_cast<std::uint32_t>(block_size(k)) ||
+            t.block_bytes != static_cast<std::uint32_t>(block_bytes(k)))
+            return false;
     }
     return true;
 }
-static_assert(kernel_formats_match_table(), "kernel_format_ids must list the stored format of each kernel_format, in order");
+static_assert(kernel_formats_match_table(),
+              "kernel_format_ids must list the stored format of each kernel_format, in order");
 
 inline const char* kernel_format_name(kernel_format f) {
     const auto i = static_cast<std::size_t>(f);
@@ -39,7 +42,8 @@ inline kernel_format to_kernel_format(format f, const std::string& what) {
     for (std::size_t i = 0; i < n_kernel_formats; ++i)
         if (f == format{kernel_format_ids[i]}) return static_cast<kernel_format>(i);
     throw error(what + " is stored as " + name(f) +
-                ", which vramplan's kernels do not compute on (they take f32, f16, bf16, q8_0 and q4_0); requantize the model to one of these");
+                ", which vramplan's kernels do not compute on (they take f32, f16, bf16, q8_0 and q4_0); requantize "
+                "the model to one of these");
 }
 
 // Calls fn(std::integral_constant<kernel_format, f>{}) for the run-time value f: the one place a
@@ -47,17 +51,24 @@ inline kernel_format to_kernel_format(format f, const std::string& what) {
 template <class Fn>
 decltype(auto) with_kernel_format(kernel_format f, Fn&& fn) {
     using R = decltype(fn(std::integral_constant<kernel_format, kernel_format::f32>{}));
-    return [&]<std::size_t... I>(std::index_sequence<I...>) -> R {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->R {
         if constexpr (std::is_void_v<R>) {
-            if (!((f == static_cast<kernel_format>(I) ? (fn(std::integral_constant<kernel_format, static_cast<kernel_format>(I)>{}), true) : false) || ...))
+            if (!((f == static_cast<kernel_format>(I)
+                       ? (fn(std::integral_constant<kernel_format, static_cast<kernel_format>(I)>{}), true)
+                       : false) ||
+                  ...))
                 throw error("internal: not a kernel format");
         } else {
             R r{};
-            if (!((f == static_cast<kernel_format>(I) ? (r = fn(std::integral_constant<kernel_format, static_cast<kernel_format>(I)>{}), true) : false) || ...))
+            if (!((f == static_cast<kernel_format>(I)
+                       ? (r = fn(std::integral_constant<kernel_format, static_cast<kernel_format>(I)>{}), true)
+                       : false) ||
+                  ...))
                 throw error("internal: not a kernel format");
             return r;
         }
-    }(std::make_index_sequence<n_kernel_formats>{});
+    }
+    (std::make_index_sequence<n_kernel_formats>{});
 }
 
 }  // namespace vramplan::kernels

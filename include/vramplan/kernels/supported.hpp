@@ -15,13 +15,15 @@
 namespace vramplan::kernels {
 
 inline constexpr std::array<int, 6> attention_head_dims{8, 32, 64, 80, 96, 128};
-inline constexpr std::array<kernel_format, 4> attention_kv_formats{kernel_format::f32, kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0};
+inline constexpr std::array<kernel_format, 4> attention_kv_formats{kernel_format::f32, kernel_format::f16,
+                                                                   kernel_format::q8_0, kernel_format::q4_0};
 
 [[noreturn]] inline void throw_no_attention_kernel(kernel_format kv, std::uint64_t head_dim) {
     std::string dims;
     for (int d : attention_head_dims) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-    throw error(std::string("no fused attention kernel for head_dim ") + std::to_string(head_dim) + " with a " + kernel_format_name(kv) +
-                " KV cache; supported head dims: " + dims + "; KV formats: f32, f16, q8_0, q4_0");
+    throw error(std::string("no fused attention kernel for head_dim ") + std::to_string(head_dim) + " with a " +
+                kernel_format_name(kv) + " KV cache; supported head dims: " + dims +
+                "; KV formats: f32, f16, q8_0, q4_0");
 }
 
 [[noreturn]] inline void throw_no_kv_kernel(kernel_format kv) {
@@ -32,12 +34,16 @@ inline constexpr std::array<kernel_format, 4> attention_kv_formats{kernel_format
 template <class Fn>
 auto with_kv_format(kernel_format kv, Fn&& fn) {
     using R = decltype(fn(std::integral_constant<kernel_format, attention_kv_formats[0]>{}));
-    return [&]<std::size_t... I>(std::index_sequence<I...>) -> R {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->R {
         R r{};
-        if (!((kv == attention_kv_formats[I] ? (r = fn(std::integral_constant<kernel_format, attention_kv_formats[I]>{}), true) : false) || ...))
+        if (!((kv == attention_kv_formats[I]
+                   ? (r = fn(std::integral_constant<kernel_format, attention_kv_formats[I]>{}), true)
+                   : false) ||
+              ...))
             throw_no_kv_kernel(kv);
         return r;
-    }(std::make_index_sequence<attention_kv_formats.size()>{});
+    }
+    (std::make_index_sequence<attention_kv_formats.size()>{});
 }
 
 // fn(Kv, HeadDim) as integral constants for a run-time cache format and head_dim the attention
@@ -46,14 +52,16 @@ template <class Fn>
 auto with_attention_shape(kernel_format kv, std::uint64_t head_dim, Fn&& fn) {
     return with_kv_format(kv, [&](auto k) {
         using R = decltype(fn(k, std::integral_constant<int, attention_head_dims[0]>{}));
-        return [&]<std::size_t... J>(std::index_sequence<J...>) -> R {
+        return [&]<std::size_t... J>(std::index_sequence<J...>)->R {
             R r{};
-            if (!((head_dim == static_cast<std::uint64_t>(attention_head_dims[J]) ? (r = fn(k, std::integral_constant<int, attention_head_dims[J]>{}), true)
-                                                                                   : false) ||
+            if (!((head_dim == static_cast<std::uint64_t>(attention_head_dims[J])
+                       ? (r = fn(k, std::integral_constant<int, attention_head_dims[J]>{}), true)
+                       : false) ||
                   ...))
                 throw_no_attention_kernel(kv, head_dim);
             return r;
-        }(std::make_index_sequence<attention_head_dims.size()>{});
+        }
+        (std::make_index_sequence<attention_head_dims.size()>{});
     });
 }
 

@@ -15,7 +15,8 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     using enum op_kind;
     forward_graph g;
     const std::uint64_t E = s.n_embd, Q = s.q_dim(), KV = s.kv_dim(), F = s.n_ff;
-    auto buffer = [&](std::string_view name, std::uint64_t cols, buffer_elem e = buffer_elem::activation, buffer_rows r = buffer_rows::tokens) {
+    auto buffer = [&](std::string_view name, std::uint64_t cols, buffer_elem e = buffer_elem::activation,
+                      buffer_rows r = buffer_rows::tokens) {
         return g.add_buffer({name, r, cols, e, 0});
     };
     // Creation order is the packer's tie-break order: keep it stable.
@@ -24,30 +25,56 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const auto x = buffer("residual", E, buffer_elem::f32);  // the residual stream stays f32
     const auto attn_in = buffer("attn_in", E);
     const auto q = buffer("q", Q), k = buffer("k", KV), v = buffer("v", KV);
-    const auto states = g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, s.head_dim});
+    const auto states =
+        g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, s.head_dim});
     const auto attn_out = buffer("attn_out", Q), attn_proj = buffer("attn_proj", E);
-    const auto ffn_in = buffer("ffn_in", E), gate = buffer("gate", F), up = buffer("up", F), ffn_proj = buffer("ffn_proj", E);
+    const auto ffn_in = buffer("ffn_in", E), gate = buffer("gate", F), up = buffer("up", F),
+               ffn_proj = buffer("ffn_proj", E);
     const auto out_in = buffer("out_in", E, buffer_elem::activation, buffer_rows::outputs);
     const auto logits_buf = buffer("logits", s.n_vocab, buffer_elem::f32, buffer_rows::outputs);
 
     auto norm = [&](weight_ref w, std::uint8_t in, std::uint8_t out, bool outputs = false) {
-        g.add_op({.kind = rms_norm, .in = {in, no_buffer, no_buffer}, .out = out, .output_rows = outputs, .weight = w, .n = E, .eps = s.norm_eps});
+        g.add_op({.kind = rms_norm,
+                  .in = {in, no_buffer, no_buffer},
+                  .out = out,
+                  .output_rows = outputs,
+                  .weight = w,
+                  .n = E,
+                  .eps = s.norm_eps});
     };
-    auto linear = [&](weight_ref w, std::uint8_t in, std::uint8_t out, std::uint64_t n, std::uint64_t k_in, bool outputs = false) {
-        g.add_op({.kind = matmul, .in = {in, no_buffer, no_buffer}, .out = out, .output_rows = outputs, .weight = w, .n = n, .k = k_in});
+    auto linear = [&](weight_ref w, std::uint8_t in, std::uint8_t out, std::uint64_t n, std::uint64_t k_in,
+                      bool outputs = false) {
+        g.add_op({.kind = matmul,
+                  .in = {in, no_buffer, no_buffer},
+                  .out = out,
+                  .output_rows = outputs,
+                  .weight = w,
+                  .n = n,
+                  .k = k_in});
     };
     auto in_place = [&](op_kind kind, std::uint8_t out, std::uint8_t in, std::uint64_t n, weight_ref w = {}) {
         g.add_op({.kind = kind, .in = {in, no_buffer, no_buffer}, .out = out, .in_place = true, .weight = w, .n = n});
     };
     const bool linear_scaling = s.scaling == rope_scaling::linear && s.scaling_factor > 0.0f;
     auto rotate = [&](std::uint8_t buf, std::uint64_t heads) {
-        g.add_op({.kind = rope, .in = {positions, no_buffer, no_buffer}, .out = buf, .in_place = true,
-                  .weight = s.rope_freqs ? global_weight(global_tensor::rope_freqs) : weight_ref{}, .heads = heads, .head_dim = s.head_dim,
-                  .rope_base = s.rope_base, .freq_scale = linear_scaling ? 1.0f / s.scaling_factor : 1.0f, .neox = s.rope_neox});
+        g.add_op({.kind = rope,
+                  .in = {positions, no_buffer, no_buffer},
+                  .out = buf,
+                  .in_place = true,
+                  .weight = s.rope_freqs ? global_weight(global_tensor::rope_freqs) : weight_ref{},
+                  .heads = heads,
+                  .head_dim = s.head_dim,
+                  .rope_base = s.rope_base,
+                  .freq_scale = linear_scaling ? 1.0f / s.scaling_factor : 1.0f,
+                  .neox = s.rope_neox});
     };
 
     g.add_op({.kind = inputs, .out = tokens, .aux = positions});
-    g.add_op({.kind = embed, .in = {tokens, no_buffer, no_buffer}, .out = x, .weight = global_weight(global_tensor::token_embd), .n = E});
+    g.add_op({.kind = embed,
+              .in = {tokens, no_buffer, no_buffer},
+              .out = x,
+              .weight = global_weight(global_tensor::token_embd),
+              .n = E});
 
     g.begin_block();
     norm(layer_weight(tensor_role::attn_norm), x, attn_in);
@@ -62,8 +89,14 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     rotate(q, s.n_head);
     rotate(k, s.n_head_kv);
     g.add_op({.kind = kv_append, .in = {k, v, positions}, .n = KV});
-    g.add_op({.kind = attention, .in = {q, positions, no_buffer}, .out = attn_out, .aux = states, .heads = s.n_head, .kv_heads = s.n_head_kv,
-              .head_dim = s.head_dim, .scale = 1.0f / static_cast<float>(detail::sqrt_newton(static_cast<double>(s.head_dim)))});
+    g.add_op({.kind = attention,
+              .in = {q, positions, no_buffer},
+              .out = attn_out,
+              .aux = states,
+              .heads = s.n_head,
+              .kv_heads = s.n_head_kv,
+              .head_dim = s.head_dim,
+              .scale = 1.0f / static_cast<float>(detail::sqrt_newton(static_cast<double>(s.head_dim)))});
     linear(layer_weight(tensor_role::attn_output), attn_out, attn_proj, E, Q);
     in_place(add, x, attn_proj, E);
     norm(layer_weight(tensor_role::ffn_norm), x, ffn_in);
@@ -75,7 +108,8 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     g.end_block();
 
     norm(global_weight(global_tensor::output_norm), x, out_in, true);
-    linear(global_weight(s.tied_output ? global_tensor::token_embd : global_tensor::output), out_in, logits_buf, s.n_vocab, E, true);
+    linear(global_weight(s.tied_output ? global_tensor::token_embd : global_tensor::output), out_in, logits_buf,
+           s.n_vocab, E, true);
     g.add_op({.kind = logits, .in = {logits_buf, no_buffer, no_buffer}, .output_rows = true, .n = s.n_vocab});
     validate(g);
     return g;

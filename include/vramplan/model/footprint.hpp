@@ -21,8 +21,9 @@ constexpr std::uint64_t block_params(const decoder_shape& s) {
 
 constexpr std::uint64_t param_count(const decoder_shape& s) {
     const std::uint64_t embd = checked_mul(s.n_vocab, s.n_embd);
-    return checked_add(checked_add(checked_mul(s.n_layer, block_params(s)), s.tied_output ? embd : checked_mul(embd, 2)),
-                       s.n_embd /* output norm */);
+    return checked_add(
+        checked_add(checked_mul(s.n_layer, block_params(s)), s.tied_output ? embd : checked_mul(embd, 2)),
+        s.n_embd /* output norm */);
 }
 
 constexpr std::uint64_t role_bytes(const model_desc& m, const block_formats& b, tensor_role role) {
@@ -44,12 +45,17 @@ constexpr std::uint64_t token_embd_bytes(const model_desc& m) {
 constexpr std::uint64_t output_bytes(const model_desc& m) {
     return m.shape.tied_output ? 0 : tensor_bytes(m.output, m.shape.n_vocab, m.shape.n_embd);
 }
-constexpr std::uint64_t output_norm_bytes(const model_desc& m) { return tensor_bytes(m.output_norm, 1, m.shape.n_embd); }
-constexpr std::uint64_t rope_freqs_bytes(const model_desc& m) { return m.shape.rope_freqs ? checked_mul(m.shape.head_dim / 2, 4) : 0; }
+constexpr std::uint64_t output_norm_bytes(const model_desc& m) {
+    return tensor_bytes(m.output_norm, 1, m.shape.n_embd);
+}
+constexpr std::uint64_t rope_freqs_bytes(const model_desc& m) {
+    return m.shape.rope_freqs ? checked_mul(m.shape.head_dim / 2, 4) : 0;
+}
 
 // Unpadded bytes of all weights: the size of the tensor data in a GGUF file of this model.
 constexpr std::uint64_t weight_bytes(const model_desc& m) {
-    std::uint64_t n = checked_add(checked_add(token_embd_bytes(m), output_bytes(m)), checked_add(output_norm_bytes(m), rope_freqs_bytes(m)));
+    std::uint64_t n = checked_add(checked_add(token_embd_bytes(m), output_bytes(m)),
+                                  checked_add(output_norm_bytes(m), rope_freqs_bytes(m)));
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) n = checked_add(n, block_weight_bytes(m, m.layer(l)));
     return n;
 }

@@ -35,7 +35,7 @@ enum class buffer_elem : std::uint8_t { activation, f32, i32, count };
 struct graph_buffer {
     std::string_view name;
     buffer_rows rows = buffer_rows::tokens;
-    std::uint64_t cols = 0;      // values per row; attention_states: query heads
+    std::uint64_t cols = 0;  // values per row; attention_states: query heads
     buffer_elem elem = buffer_elem::activation;
     std::uint64_t head_dim = 0;  // attention_states only: each state is head_dim + 2 floats
     friend constexpr bool operator==(const graph_buffer&, const graph_buffer&) = default;
@@ -51,7 +51,9 @@ struct weight_ref {
     constexpr tensor_role role() const { return static_cast<tensor_role>(index); }
     constexpr global_tensor global() const { return static_cast<global_tensor>(index); }
     constexpr std::string_view name() const {
-        return scope == weight_scope::layer ? role_name(role()) : scope == weight_scope::global ? global_tensor_name(global()) : std::string_view{};
+        return scope == weight_scope::layer    ? role_name(role())
+               : scope == weight_scope::global ? global_tensor_name(global())
+                                               : std::string_view{};
     }
 };
 constexpr weight_ref layer_weight(tensor_role r) { return {weight_scope::layer, static_cast<std::uint8_t>(r)}; }
@@ -166,7 +168,8 @@ constexpr void for_each_touch(const graph_op& o, Fn&& fn) {  // fn(buffer, writt
 // Checks that the graph is executable: every buffer index exists, every buffer is used, and every
 // buffer is written before it is read (the block read once, in order).
 constexpr void validate(const forward_graph& g) {
-    if (g.block_begin > g.block_end || g.block_end > g.n_ops) throw error("forward graph: the decoder block's ops are out of range");
+    if (g.block_begin > g.block_end || g.block_end > g.n_ops)
+        throw error("forward graph: the decoder block's ops are out of range");
     std::array<bool, max_graph_buffers> written{}, used{};
     for (std::size_t i = 0; i < g.n_ops; ++i) {
         const graph_op& o = g.ops[i];
@@ -175,9 +178,11 @@ constexpr void validate(const forward_graph& g) {
         });
         for (auto b : o.in)
             if (b != no_buffer && !written[b])
-                throw error("forward graph: buffer " + std::string(g.buffers[b].name) + " is read by " + std::string(op_name(o.kind)) + " before any op writes it");
+                throw error("forward graph: buffer " + std::string(g.buffers[b].name) + " is read by " +
+                            std::string(op_name(o.kind)) + " before any op writes it");
         if (o.in_place && o.out != no_buffer && !written[o.out])
-            throw error("forward graph: buffer " + std::string(g.buffers[o.out].name) + " is updated in place before any op writes it");
+            throw error("forward graph: buffer " + std::string(g.buffers[o.out].name) +
+                        " is updated in place before any op writes it");
         detail::for_each_touch(o, [&](std::uint8_t b, bool w) {
             used[b] = true;
             if (w) written[b] = true;
@@ -214,9 +219,11 @@ constexpr std::array<buffer_span, max_graph_buffers> buffer_spans(const forward_
 // "matmul attn_q.weight", "add", ...: how the CLI and the SVG name a schedule step.
 inline std::string step_name(const forward_graph& g, std::size_t op) {
     const graph_op& o = g.ops[op];
+    const std::string_view what = o.weight.scope != weight_scope::none              ? o.weight.name()
+                                  : o.out != no_buffer && o.kind != op_kind::inputs ? g.buffers[o.out].name
+                                                                                    : std::string_view{};
     std::string s(op_name(o.kind));
-    if (o.weight.scope != weight_scope::none) s += " " + std::string(o.weight.name());
-    else if (o.out != no_buffer && o.kind != op_kind::inputs) s += " " + std::string(g.buffers[o.out].name);
+    if (!what.empty()) s.append(1, ' ').append(what);
     return s;
 }
 

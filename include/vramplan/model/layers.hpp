@@ -1,7 +1,7 @@
 // Models as types. Each layer template lists its named weight tensors as a Boost.Hana tuple of
 // (name, tensor_spec) pairs and its KV state per token (activations come from the forward graph,
-// model/decoder_graph.hpp); a decoder transformer composes them and describe()s itself as the plain model_desc the planner takes.
-// Names are GGUF's, so a tensor of a type-level model and of a GGUF file are found the same way.
+// model/decoder_graph.hpp); a decoder transformer composes them and describe()s itself as the plain model_desc the
+// planner takes. Names are GGUF's, so a tensor of a type-level model and of a GGUF file are found the same way.
 #pragma once
 
 #include <boost/hana.hpp>
@@ -27,41 +27,48 @@ struct tensor_spec {
 namespace detail {
 template <class Prefix, class Tensors>
 constexpr auto prefixed(Prefix prefix, Tensors tensors) {
-    return hana::transform(tensors, [=](auto pair) {
-        return hana::make_pair(prefix + hana::first(pair), hana::second(pair));
-    });
+    return hana::transform(tensors,
+                           [=](auto pair) { return hana::make_pair(prefix + hana::first(pair), hana::second(pair)); });
 }
 }  // namespace detail
 
 // Sum of a tensor collection's bytes / elements.
 template <class Tensors>
 constexpr std::uint64_t total_bytes(Tensors tensors) {
-    return hana::fold(tensors, std::uint64_t{0}, [](std::uint64_t acc, auto pair) { return checked_add(acc, hana::second(pair).bytes()); });
+    return hana::fold(tensors, std::uint64_t{0},
+                      [](std::uint64_t acc, auto pair) { return checked_add(acc, hana::second(pair).bytes()); });
 }
 template <class Tensors>
 constexpr std::uint64_t total_elements(Tensors tensors) {
-    return hana::fold(tensors, std::uint64_t{0}, [](std::uint64_t acc, auto pair) { return checked_add(acc, hana::second(pair).elements()); });
+    return hana::fold(tensors, std::uint64_t{0},
+                      [](std::uint64_t acc, auto pair) { return checked_add(acc, hana::second(pair).elements()); });
 }
 
 namespace layers {
 
 template <std::uint64_t Vocab, std::uint64_t Dim, storage_format F>
 struct embedding {
-    static constexpr auto tensors() { return hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("weight"), tensor_spec{F::value, Vocab, Dim})); }
+    static constexpr auto tensors() {
+        return hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("weight"), tensor_spec{F::value, Vocab, Dim}));
+    }
 };
 
 template <std::uint64_t In, std::uint64_t Out, storage_format W, bool Bias = false>
 struct linear {
     static constexpr auto tensors() {
         auto weight = hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("weight"), tensor_spec{W::value, Out, In}));
-        if constexpr (Bias) return hana::append(weight, hana::make_pair(BOOST_HANA_STRING("bias"), tensor_spec{f32::value, 1, Out}));
-        else return weight;
+        if constexpr (Bias)
+            return hana::append(weight, hana::make_pair(BOOST_HANA_STRING("bias"), tensor_spec{f32::value, 1, Out}));
+        else
+            return weight;
     }
 };
 
 template <std::uint64_t Dim, storage_format F = f32>
 struct rms_norm {
-    static constexpr auto tensors() { return hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("weight"), tensor_spec{F::value, 1, Dim})); }
+    static constexpr auto tensors() {
+        return hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("weight"), tensor_spec{F::value, 1, Dim}));
+    }
 };
 
 // Multi-head attention with n_head query heads sharing n_head_kv K/V heads (MHA when equal, MQA
@@ -72,26 +79,32 @@ struct attention {
     static_assert(NHead % NHeadKv == 0, "n_head must be a multiple of n_head_kv");
     static constexpr std::uint64_t n_embd = Embd, n_head = NHead, n_head_kv = NHeadKv, head_dim = HeadDim;
     static constexpr bool qkv_bias = QkvBias;
-    static constexpr float rope_base = static_cast<float>(RopeBase);  // integral: float template arguments are C++20 but not in every compiler yet
+    static constexpr float rope_base =
+        static_cast<float>(RopeBase);  // integral: float template arguments are C++20 but not in every compiler yet
     static constexpr auto tensors() {
         return hana::concat(
-            hana::concat(detail::prefixed(BOOST_HANA_STRING("attn_q."), linear<Embd, NHead * HeadDim, W, QkvBias>::tensors()),
-                         detail::prefixed(BOOST_HANA_STRING("attn_k."), linear<Embd, NHeadKv * HeadDim, W, QkvBias>::tensors())),
-            hana::concat(detail::prefixed(BOOST_HANA_STRING("attn_v."), linear<Embd, NHeadKv * HeadDim, Wv, QkvBias>::tensors()),
-                         detail::prefixed(BOOST_HANA_STRING("attn_output."), linear<NHead * HeadDim, Embd, W>::tensors())));
+            hana::concat(
+                detail::prefixed(BOOST_HANA_STRING("attn_q."), linear<Embd, NHead * HeadDim, W, QkvBias>::tensors()),
+                detail::prefixed(BOOST_HANA_STRING("attn_k."), linear<Embd, NHeadKv * HeadDim, W, QkvBias>::tensors())),
+            hana::concat(
+                detail::prefixed(BOOST_HANA_STRING("attn_v."), linear<Embd, NHeadKv * HeadDim, Wv, QkvBias>::tensors()),
+                detail::prefixed(BOOST_HANA_STRING("attn_output."), linear<NHead * HeadDim, Embd, W>::tensors())));
     }
     // K and V rows of one token in this layer.
     template <storage_format Kv>
-    static constexpr std::uint64_t kv_bytes_per_token() { return checked_mul(row_bytes(Kv::value, NHeadKv * HeadDim), 2); }
+    static constexpr std::uint64_t kv_bytes_per_token() {
+        return checked_mul(row_bytes(Kv::value, NHeadKv * HeadDim), 2);
+    }
 };
 
 template <std::uint64_t Embd, std::uint64_t Ff, storage_format W, storage_format WDown = W>
 struct swiglu_mlp {
     static constexpr std::uint64_t n_ff = Ff;
     static constexpr auto tensors() {
-        return hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_gate."), linear<Embd, Ff, W>::tensors()),
-                            hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_up."), linear<Embd, Ff, W>::tensors()),
-                                         detail::prefixed(BOOST_HANA_STRING("ffn_down."), linear<Ff, Embd, WDown>::tensors())));
+        return hana::concat(
+            detail::prefixed(BOOST_HANA_STRING("ffn_gate."), linear<Embd, Ff, W>::tensors()),
+            hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_up."), linear<Embd, Ff, W>::tensors()),
+                         detail::prefixed(BOOST_HANA_STRING("ffn_down."), linear<Ff, Embd, WDown>::tensors())));
     }
 };
 
@@ -102,8 +115,11 @@ struct decoder_block {
     using mlp_type = Mlp;
     static constexpr auto tensors() {
         return hana::concat(
-            hana::concat(detail::prefixed(BOOST_HANA_STRING("attn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()), Attention::tensors()),
-            hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()), Mlp::tensors()));
+            hana::concat(
+                detail::prefixed(BOOST_HANA_STRING("attn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()),
+                Attention::tensors()),
+            hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()),
+                         Mlp::tensors()));
     }
 };
 
@@ -118,14 +134,21 @@ struct decoder_transformer {
     static constexpr bool is_tied = std::is_same_v<OutputF, tied>;
 
     static constexpr auto tensors() {
-        auto global = hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("token_embd.weight"), tensor_spec{EmbedF::value, Vocab, attn::n_embd}),
-                                       hana::make_pair(BOOST_HANA_STRING("output_norm.weight"), tensor_spec{Norm::value, 1, attn::n_embd}));
+        auto global = hana::make_tuple(
+            hana::make_pair(BOOST_HANA_STRING("token_embd.weight"), tensor_spec{EmbedF::value, Vocab, attn::n_embd}),
+            hana::make_pair(BOOST_HANA_STRING("output_norm.weight"), tensor_spec{Norm::value, 1, attn::n_embd}));
         auto with_head = [&] {
-            if constexpr (is_tied) return global;
-            else return hana::append(global, hana::make_pair(BOOST_HANA_STRING("output.weight"), tensor_spec{OutputF::value, Vocab, attn::n_embd}));
+            if constexpr (is_tied)
+                return global;
+            else
+                return hana::append(global, hana::make_pair(BOOST_HANA_STRING("output.weight"),
+                                                            tensor_spec{OutputF::value, Vocab, attn::n_embd}));
         }();
-        if constexpr (RopeFreqs) return hana::append(with_head, hana::make_pair(BOOST_HANA_STRING("rope_freqs.weight"), rope_freqs_tensor()));
-        else return with_head;
+        if constexpr (RopeFreqs)
+            return hana::append(with_head,
+                                hana::make_pair(BOOST_HANA_STRING("rope_freqs.weight"), rope_freqs_tensor()));
+        else
+            return with_head;
     }
     static constexpr tensor_spec rope_freqs_tensor() { return {f32::value, 1, attn::head_dim / 2}; }
 
@@ -163,8 +186,10 @@ struct decoder_transformer {
         m.shape = shape();
         validate(m.shape);
         m.token_embd = EmbedF::value;
-        if constexpr (!is_tied) m.output = OutputF::value;
-        else m.output = EmbedF::value;
+        if constexpr (!is_tied)
+            m.output = OutputF::value;
+        else
+            m.output = EmbedF::value;
         m.output_norm = Norm::value;
         m.kv = Kv::value;
         m.activations = Act::value;
@@ -183,7 +208,9 @@ struct decoder_transformer {
     static constexpr std::uint64_t weight_bytes() {
         return checked_add(total_bytes(tensors()), checked_mul(NLayer, total_bytes(Block::tensors())));
     }
-    static constexpr std::uint64_t kv_bytes_per_token() { return checked_mul(NLayer, attn::template kv_bytes_per_token<Kv>()); }
+    static constexpr std::uint64_t kv_bytes_per_token() {
+        return checked_mul(NLayer, attn::template kv_bytes_per_token<Kv>());
+    }
 };
 
 }  // namespace layers

@@ -15,8 +15,8 @@
 
 namespace vramplan {
 
-inline constexpr std::size_t max_layers = 256;      // Llama-3.1-405B has 126
-inline constexpr std::size_t max_block_kinds = 8;   // distinct per-layer format mixes in one model
+inline constexpr std::size_t max_layers = 256;     // Llama-3.1-405B has 126
+inline constexpr std::size_t max_block_kinds = 8;  // distinct per-layer format mixes in one model
 
 // RoPE scaling as GGUF's {arch}.rope.scaling.type names it. Linear scaling divides positions by a
 // factor; YaRN and others are known so the runtime can refuse them by name (the planner needs
@@ -70,7 +70,9 @@ struct decoder_shape {
     constexpr std::uint64_t q_dim() const { return checked_mul(n_head, head_dim); }
     constexpr std::uint64_t kv_dim() const { return checked_mul(n_head_kv, head_dim); }
     // Positions past n_ctx_train were never seen in training: without RoPE scaling, output degrades.
-    constexpr bool beyond_trained_context(std::uint64_t context) const { return n_ctx_train != 0 && context > n_ctx_train; }
+    constexpr bool beyond_trained_context(std::uint64_t context) const {
+        return n_ctx_train != 0 && context > n_ctx_train;
+    }
 };
 
 // One layer's formats, role by role. Layers with equal formats share one block_formats entry.
@@ -151,11 +153,11 @@ constexpr bool role_present(const decoder_shape& s, tensor_role r) { return !is_
 
 // A shape is usable when every dimension is positive and the heads tile the attention width.
 constexpr void validate(const decoder_shape& s) {
-    if (s.n_vocab == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 ||
-        s.head_dim == 0 || s.n_ff == 0)
-        throw error("model shape has a zero dimension (vocab, embedding, layers, heads, head_dim and ffn must be positive)");
-    if (s.n_head % s.n_head_kv != 0)
-        throw error("n_head must be a multiple of n_head_kv (grouped-query attention)");
+    if (s.n_vocab == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
+        s.n_ff == 0)
+        throw error(
+            "model shape has a zero dimension (vocab, embedding, layers, heads, head_dim and ffn must be positive)");
+    if (s.n_head % s.n_head_kv != 0) throw error("n_head must be a multiple of n_head_kv (grouped-query attention)");
     if (s.n_layer > max_layers) throw error("vramplan plans at most 256 layers");
 }
 
@@ -165,9 +167,9 @@ constexpr void validate_formats(const model_desc& m) {
     auto check = [](format f, std::uint64_t cols, std::string_view prefix, std::string_view tensor) {
         validate(f);
         if (!row_fits_format(f, cols))
-            throw error("tensor " + std::string(prefix) + std::string(tensor) + " has rows of " + std::to_string(cols) + " values, which " + name(f) +
-                        " cannot store (it needs a multiple of " + std::to_string(block_elements(f)) +
-                        "); keep this tensor in another format, e.g. f16");
+            throw error("tensor " + std::string(prefix) + std::string(tensor) + " has rows of " + std::to_string(cols) +
+                        " values, which " + name(f) + " cannot store (it needs a multiple of " +
+                        std::to_string(block_elements(f)) + "); keep this tensor in another format, e.g. f16");
     };
     check(m.token_embd, m.shape.n_embd, "", "token_embd.weight");
     check(m.output, m.shape.n_embd, "", "output.weight");

@@ -25,30 +25,63 @@ struct preset_entry {
 // its GGUF files store as rope_freqs.weight), then RoPE scaling and NeoX-style pairs (Qwen2).
 // Llama-3 and Llama-3.1 share a shape but not a context (8192 and 131072 tokens) nor rope_freqs, so
 // each is its own entry.
-inline constexpr preset_entry llama2_7b_entry{"Llama-2-7B", "llama2-7b llama-2-7b", {32000, 4096, 32, 32, 32, 128, 11008, false, false, 10000.0f, 1e-5f, 4096}, 6738415616};
-inline constexpr preset_entry llama2_13b_entry{"Llama-2-13B", "llama2-13b", {32000, 5120, 40, 40, 40, 128, 13824, false, false, 10000.0f, 1e-5f, 4096}, 13015864320};
-inline constexpr preset_entry llama3_8b_entry{"Llama-3-8B", "llama3-8b", {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f, 8192}, 8030261248};
-inline constexpr preset_entry llama31_8b_entry{"Llama-3.1-8B", "llama3.1-8b", {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f, 131072, true}, 8030261248};
-inline constexpr preset_entry llama31_70b_entry{"Llama-3.1-70B", "llama3.1-70b 70b", {128256, 8192, 80, 64, 8, 128, 28672, false, false, 500000.0f, 1e-5f, 131072, true}, 70553706496};
-inline constexpr preset_entry mistral_7b_entry{"Mistral-7B-v0.3", "mistral-7b mistral", {32768, 4096, 32, 32, 8, 128, 14336, false, false, 1000000.0f, 1e-5f, 32768}, 7248023552};
-inline constexpr preset_entry qwen25_7b_entry{"Qwen2.5-7B", "qwen2.5-7b qwen-2.5-7b", {152064, 3584, 28, 28, 4, 128, 18944, true, false, 1000000.0f, 1e-6f, 131072, false, rope_scaling::none, 1.0f, true}, 7615616512};
-inline constexpr preset_entry tinyllama_entry{"TinyLlama-1.1B", "tinyllama tinyllama-1.1b", {32000, 2048, 22, 32, 4, 64, 5632, false, false, 10000.0f, 1e-5f, 2048}, 1100048384};
-inline constexpr preset_entry phi3_mini_entry{"Phi-3-mini", "phi3-mini phi-3-mini-4k", {32064, 3072, 32, 32, 32, 96, 8192, false, false, 10000.0f, 1e-5f, 4096}, 3821079552};
-inline constexpr preset_entry stories260k_entry{"stories260K", "stories stories-260k", {512, 64, 5, 8, 4, 8, 172, false, false, 10000.0f, 1e-5f, 2048}, 292800};
+inline constexpr preset_entry llama2_7b_entry{
+    "Llama-2-7B",
+    "llama2-7b llama-2-7b",
+    {32000, 4096, 32, 32, 32, 128, 11008, false, false, 10000.0f, 1e-5f, 4096},
+    6738415616};
+inline constexpr preset_entry llama2_13b_entry{
+    "Llama-2-13B",
+    "llama2-13b",
+    {32000, 5120, 40, 40, 40, 128, 13824, false, false, 10000.0f, 1e-5f, 4096},
+    13015864320};
+inline constexpr preset_entry llama3_8b_entry{
+    "Llama-3-8B", "llama3-8b", {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f, 8192}, 8030261248};
+inline constexpr preset_entry llama31_8b_entry{
+    "Llama-3.1-8B",
+    "llama3.1-8b",
+    {128256, 4096, 32, 32, 8, 128, 14336, false, false, 500000.0f, 1e-5f, 131072, true},
+    8030261248};
+inline constexpr preset_entry llama31_70b_entry{
+    "Llama-3.1-70B",
+    "llama3.1-70b 70b",
+    {128256, 8192, 80, 64, 8, 128, 28672, false, false, 500000.0f, 1e-5f, 131072, true},
+    70553706496};
+inline constexpr preset_entry mistral_7b_entry{
+    "Mistral-7B-v0.3",
+    "mistral-7b mistral",
+    {32768, 4096, 32, 32, 8, 128, 14336, false, false, 1000000.0f, 1e-5f, 32768},
+    7248023552};
+inline constexpr preset_entry qwen25_7b_entry{"Qwen2.5-7B",
+                                              "qwen2.5-7b qwen-2.5-7b",
+                                              {152064, 3584, 28, 28, 4, 128, 18944, true, false, 1000000.0f, 1e-6f,
+                                               131072, false, rope_scaling::none, 1.0f, true},
+                                              7615616512};
+inline constexpr preset_entry tinyllama_entry{"TinyLlama-1.1B",
+                                              "tinyllama tinyllama-1.1b",
+                                              {32000, 2048, 22, 32, 4, 64, 5632, false, false, 10000.0f, 1e-5f, 2048},
+                                              1100048384};
+inline constexpr preset_entry phi3_mini_entry{"Phi-3-mini",
+                                              "phi3-mini phi-3-mini-4k",
+                                              {32064, 3072, 32, 32, 32, 96, 8192, false, false, 10000.0f, 1e-5f, 4096},
+                                              3821079552};
+inline constexpr preset_entry stories260k_entry{
+    "stories260K", "stories stories-260k", {512, 64, 5, 8, 4, 8, 172, false, false, 10000.0f, 1e-5f, 2048}, 292800};
 
 inline constexpr std::array<preset_entry, 10> catalog{
-    llama2_7b_entry, llama2_13b_entry, llama3_8b_entry, llama31_8b_entry, llama31_70b_entry, mistral_7b_entry,
-    qwen25_7b_entry, tinyllama_entry, phi3_mini_entry, stories260k_entry,
+    llama2_7b_entry,  llama2_13b_entry, llama3_8b_entry, llama31_8b_entry, llama31_70b_entry,
+    mistral_7b_entry, qwen25_7b_entry,  tinyllama_entry, phi3_mini_entry,  stories260k_entry,
 };
 
 // The type-level model of a shape: W for every matrix (embedding and head included unless given),
 // Kv for the cache, Act for activations.
-template <const preset_entry& E, storage_format W, storage_format Kv, class Output, storage_format Embed, storage_format Act>
+template <const preset_entry& E, storage_format W, storage_format Kv, class Output, storage_format Embed,
+          storage_format Act>
 struct decoder_preset
     : layers::decoder_transformer<
           E.shape.n_vocab, E.shape.n_layer,
-          layers::decoder_block<layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim, W,
-                                                  E.shape.qkv_bias, static_cast<std::uint32_t>(E.shape.rope_base)>,
+          layers::decoder_block<layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim,
+                                                  W, E.shape.qkv_bias, static_cast<std::uint32_t>(E.shape.rope_base)>,
                                 layers::swiglu_mlp<E.shape.n_embd, E.shape.n_ff, W>>,
           Embed, Output, Kv, Act, f32, E.shape.rope_freqs> {
     using base = layers::decoder_transformer<
@@ -66,25 +99,35 @@ struct decoder_preset
     }
 };
 
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using llama2_7b = decoder_preset<llama2_7b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using llama2_13b = decoder_preset<llama2_13b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using llama3_8b = decoder_preset<llama3_8b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using llama31_8b = decoder_preset<llama31_8b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using llama31_70b = decoder_preset<llama31_70b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using mistral_7b = decoder_preset<mistral_7b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using qwen25_7b = decoder_preset<qwen25_7b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using tinyllama_1b = decoder_preset<tinyllama_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using phi3_mini = decoder_preset<phi3_mini_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f32, storage_format Kv = f16, class Output = W, storage_format Embed = W, storage_format Act = f32>
+template <storage_format W = f32, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
 using stories260k = decoder_preset<stories260k_entry, W, Kv, Output, Embed, Act>;
 
 inline const preset_entry* find(std::string_view name) { return detail::find_by_name(catalog, name); }
@@ -98,6 +141,8 @@ inline const preset_entry& by_name(std::string_view name) {
 }
 
 // The run-time twin of the type-level presets.
-constexpr model_desc describe(const preset_entry& e, const format_policy& policy) { return make_model(e.name, e.shape, policy); }
+constexpr model_desc describe(const preset_entry& e, const format_policy& policy) {
+    return make_model(e.name, e.shape, policy);
+}
 
 }  // namespace vramplan::presets

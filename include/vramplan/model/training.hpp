@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "vramplan/format/bytes.hpp"
+#include "vramplan/limits.hpp"
 #include "vramplan/model/footprint.hpp"
 #include "vramplan/model/format_policy.hpp"
-#include "vramplan/limits.hpp"
 
 namespace vramplan {
 
@@ -28,11 +28,11 @@ enum class precision : std::uint8_t {
 struct training_config {
     optimizer opt = optimizer::adamw;
     precision prec = precision::mixed;
-    std::uint64_t seq = 2048;         // tokens per sequence
-    std::uint64_t micro_batch = 1;    // sequences per forward/backward pass
-    bool checkpointing = false;       // keep only each block's input; recompute the rest in backward
-    std::uint64_t lora_rank = 0;      // 0: full fine-tuning
-    bool qlora = false;               // LoRA over a frozen 4-bit base
+    std::uint64_t seq = 2048;       // tokens per sequence
+    std::uint64_t micro_batch = 1;  // sequences per forward/backward pass
+    bool checkpointing = false;     // keep only each block's input; recompute the rest in backward
+    std::uint64_t lora_rank = 0;    // 0: full fine-tuning
+    bool qlora = false;             // LoRA over a frozen 4-bit base
     format qlora_base{format_id::int4_group, 64, false};  // NF4-like: 4-bit values, fp16 scale per 64
     attention_kernel attention = attention_kernel::fused;
 };
@@ -41,13 +41,14 @@ inline constexpr std::uint64_t adamw_8bit_block = 2048;
 
 struct training_footprint {
     std::uint64_t trainable_params = 0;
-    std::uint64_t weights = 0;         // the model as it sits in memory (frozen base included)
+    std::uint64_t weights = 0;  // the model as it sits in memory (frozen base included)
     std::uint64_t gradients = 0;
     std::uint64_t optimizer_state = 0;
     std::uint64_t master_weights = 0;
-    std::uint64_t activations = 0;     // saved for backward, one micro-batch
+    std::uint64_t activations = 0;  // saved for backward, one micro-batch
     constexpr std::uint64_t total() const {
-        return checked_add(checked_add(checked_add(weights, gradients), checked_add(optimizer_state, master_weights)), activations);
+        return checked_add(checked_add(checked_add(weights, gradients), checked_add(optimizer_state, master_weights)),
+                           activations);
     }
 };
 
@@ -75,8 +76,10 @@ constexpr std::uint64_t saved_per_token_per_layer(const decoder_shape& s, const 
                                        checked_add(checked_mul(2, s.kv_dim()), checked_mul(3, s.n_ff)));
     if (c.lora_rank) values = checked_add(values, checked_mul(n_linear_roles, c.lora_rank));  // x·A of each adapter
     std::uint64_t b = checked_add(checked_mul(values, p), 2 * 4);
-    if (c.attention == attention_kernel::fused) b = checked_add(b, checked_mul(s.n_head, 4));
-    else b = checked_add(b, checked_mul(checked_mul(2, s.n_head), checked_mul(c.seq, p)));
+    if (c.attention == attention_kernel::fused)
+        b = checked_add(b, checked_mul(s.n_head, 4));
+    else
+        b = checked_add(b, checked_mul(checked_mul(2, s.n_head), checked_mul(c.seq, p)));
     return b;
 }
 
@@ -110,16 +113,18 @@ constexpr training_footprint training_memory(const model_desc& m, const training
         case optimizer::sgd_momentum: f.optimizer_state = checked_mul(f.trainable_params, 4); break;
         case optimizer::adamw: f.optimizer_state = checked_mul(f.trainable_params, 8); break;
         case optimizer::adamw_8bit:
-            f.optimizer_state = checked_add(checked_mul(f.trainable_params, 2), checked_mul(ceil_div(f.trainable_params, adamw_8bit_block), 8));
+            f.optimizer_state = checked_add(checked_mul(f.trainable_params, 2),
+                                            checked_mul(ceil_div(f.trainable_params, adamw_8bit_block), 8));
             break;
     }
     f.master_weights = c.prec == precision::mixed ? checked_mul(f.trainable_params, 4) : 0;
     const std::uint64_t tokens = checked_mul(c.seq, c.micro_batch);
     const std::uint64_t layer = saved_per_token_per_layer(s, c);
-    const std::uint64_t per_token = c.checkpointing
-        // each block's input for every layer, plus one block's full set while it is recomputed
-        ? checked_add(checked_mul(checked_mul(p, s.n_embd), s.n_layer), layer)
-        : checked_mul(layer, s.n_layer);
+    const std::uint64_t per_token =
+        c.checkpointing
+            // each block's input for every layer, plus one block's full set while it is recomputed
+            ? checked_add(checked_mul(checked_mul(p, s.n_embd), s.n_layer), layer)
+            : checked_mul(layer, s.n_layer);
     f.activations = checked_mul(tokens, checked_add(per_token, head_per_token(s, c)));
     return f;
 }

@@ -7,9 +7,9 @@
 #include <string_view>
 
 #include "vramplan/kernels/attention_layout.hpp"
+#include "vramplan/limits.hpp"
 #include "vramplan/model/graph.hpp"
 #include "vramplan/model/model_desc.hpp"
-#include "vramplan/limits.hpp"
 
 namespace vramplan {
 
@@ -50,10 +50,12 @@ constexpr std::uint64_t buffer_bytes(const graph_buffer& b, format act, const li
     return checked_mul(checked_mul(rows, b.cols), 4);  // f32 and i32
 }
 
-constexpr std::array<activation_buffer, max_graph_buffers> graph_activations(const forward_graph& g, format act, const limits& lim) {
+constexpr std::array<activation_buffer, max_graph_buffers> graph_activations(const forward_graph& g, format act,
+                                                                             const limits& lim) {
     std::array<activation_buffer, max_graph_buffers> out{};
     const auto spans = buffer_spans(g);
-    for (std::size_t i = 0; i < g.n_buffers; ++i) out[i] = {g.buffers[i].name, buffer_bytes(g.buffers[i], act, lim), spans[i].first, spans[i].last};
+    for (std::size_t i = 0; i < g.n_buffers; ++i)
+        out[i] = {g.buffers[i].name, buffer_bytes(g.buffers[i], act, lim), spans[i].first, spans[i].last};
     return out;
 }
 

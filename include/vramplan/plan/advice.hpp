@@ -50,7 +50,8 @@ inline std::string weight_tradeoff(format f) {
     }
 }
 
-inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t, const limits& lim, const plan_options& opt = {}) {
+inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t, const limits& lim,
+                                       const plan_options& opt = {}) {
     const plan base = plan_inference(m, t, lim, opt);
     std::vector<advice_item> out;
     auto add = [&](std::string remedy, std::string tradeoff, const plan& p) {
@@ -58,7 +59,8 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
         out.push_back({std::move(remedy), std::move(tradeoff), base.needed() - p.needed(), p.needed(), p.fits()});
     };
     const std::uint64_t current = weight_bytes(m);
-    for (format_id id : {format_id::q8_0, format_id::q6_k, format_id::q5_k, format_id::q4_k, format_id::q4_0, format_id::q3_k, format_id::q2_k}) {
+    for (format_id id : {format_id::q8_0, format_id::q6_k, format_id::q5_k, format_id::q4_k, format_id::q4_0,
+                         format_id::q3_k, format_id::q2_k}) {
         const model_desc q = requantize_weights(m, format{id});
         if (weight_bytes(q) >= current) continue;
         add("quantize weights to " + name(format{id}), weight_tradeoff(format{id}), plan_inference(q, t, lim, opt));
@@ -68,23 +70,27 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
         q.kv = format{id};
         if (!row_fits_format(q.kv, m.shape.kv_dim()) || kv_row_bytes(q) >= kv_row_bytes(m)) continue;
         add("quantize the KV cache to " + name(q.kv),
-            id == format_id::q8_0 ? "negligible quality loss; attention reads half the bytes" : "some quality loss on long contexts",
+            id == format_id::q8_0 ? "negligible quality loss; attention reads half the bytes"
+                                  : "some quality loss on long contexts",
             plan_inference(q, t, lim, opt));
     }
     if (lim.attention == attention_kernel::naive) {
         limits l = lim;
         l.attention = attention_kernel::fused;
-        add("use the fused (flash-style) attention kernel", "none: same result, no tokens x context score buffer", plan_inference(m, t, l, opt));
+        add("use the fused (flash-style) attention kernel", "none: same result, no tokens x context score buffer",
+            plan_inference(m, t, l, opt));
     }
     // Shrinking the workload only helps a plan that does not fit yet.
     if (base.fits()) {
-        std::stable_sort(out.begin(), out.end(), [](const advice_item& a, const advice_item& b) { return a.saved_bytes > b.saved_bytes; });
+        std::stable_sort(out.begin(), out.end(),
+                         [](const advice_item& a, const advice_item& b) { return a.saved_bytes > b.saved_bytes; });
         return out;
     }
     if (const std::uint64_t c = max_context(m, t, lim, opt, lim.context); c > 0 && c < lim.context) {
         limits l = lim;
         l.context = c;
-        add("shorten the context to " + std::to_string(c) + " tokens", "the model sees less text at once", plan_inference(m, t, l, opt));
+        add("shorten the context to " + std::to_string(c) + " tokens", "the model sees less text at once",
+            plan_inference(m, t, l, opt));
     }
     if (lim.ubatch > 1) {
         limits l = lim;
@@ -92,16 +98,20 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
         while (lo < hi) {
             const std::uint64_t mid = lo + (hi - lo + 1) / 2;
             l.ubatch = mid;
-            if (plan_inference(m, t, l, opt).fits()) lo = mid;
-            else hi = mid - 1;
+            if (plan_inference(m, t, l, opt).fits())
+                lo = mid;
+            else
+                hi = mid - 1;
         }
         l.ubatch = lo;
-        add("lower the micro-batch (ubatch) to " + std::to_string(lo) + " tokens", "slower prompt processing", plan_inference(m, t, l, opt));
+        add("lower the micro-batch (ubatch) to " + std::to_string(lo) + " tokens", "slower prompt processing",
+            plan_inference(m, t, l, opt));
     }
     if (lim.batch > 1) {
         limits l = lim;
         l.batch = 1;
-        add("decode 1 sequence at a time instead of " + std::to_string(lim.batch), "lower total throughput", plan_inference(m, t, l, opt));
+        add("decode 1 sequence at a time instead of " + std::to_string(lim.batch), "lower total throughput",
+            plan_inference(m, t, l, opt));
     }
     if (!t.unified) {
         const std::uint64_t g = auto_gpu_layers(base);
@@ -109,15 +119,18 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
             plan_options o = opt;
             o.gpu_layers = g;
             const plan p = plan_inference(m, t, lim, o);
-            const double slow = estimate_decode(p).seconds() / (estimate_decode(base).seconds() > 0 ? estimate_decode(base).seconds() : 1.0);
+            const double slow = estimate_decode(p).seconds() /
+                                (estimate_decode(base).seconds() > 0 ? estimate_decode(base).seconds() : 1.0);
             char buf[64];
             std::snprintf(buf, sizeof buf, "%.1fx", slow);
-            add("offload " + std::to_string(m.shape.n_layer - g) + " of " + std::to_string(m.shape.n_layer) + " layers to pinned host memory (--gpu-layers " +
-                    std::to_string(g) + ")",
-                std::string("predicted decode ") + buf + " slower: streamed weights cross the host link every token", p);
+            add("offload " + std::to_string(m.shape.n_layer - g) + " of " + std::to_string(m.shape.n_layer) +
+                    " layers to pinned host memory (--gpu-layers " + std::to_string(g) + ")",
+                std::string("predicted decode ") + buf + " slower: streamed weights cross the host link every token",
+                p);
         }
     }
-    std::stable_sort(out.begin(), out.end(), [](const advice_item& a, const advice_item& b) { return a.saved_bytes > b.saved_bytes; });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const advice_item& a, const advice_item& b) { return a.saved_bytes > b.saved_bytes; });
     return out;
 }
 

@@ -21,8 +21,8 @@ struct buffer_info {
     std::uint64_t reserved = 0;  // slot size: bytes rounded up to the alignment
     std::uint16_t first = 0;     // first and last schedule step that use it
     std::uint16_t last = 0;
-    bool persistent = false;     // lives for the whole program (weights, KV), not one pass
-    std::int64_t layer = -1;     // decoder layer, or -1
+    bool persistent = false;  // lives for the whole program (weights, KV), not one pass
+    std::int64_t layer = -1;  // decoder layer, or -1
     format fmt{};
     std::uint64_t rows = 0, cols = 0;  // weights: GGUF ne[1], ne[0]
 };
@@ -36,40 +36,51 @@ inline std::vector<buffer_info> buffers(const plan& p) {
     const auto& s = p.model.shape;
     const forward_graph& g = p.graph;
     // A weight's step is the first op that reads it, from the same graph the runtime executes.
-    auto weight = [&](std::string name, tier t, std::uint64_t offset, format f, std::uint64_t rows, std::uint64_t cols, weight_ref ref,
-                      std::int64_t layer) {
+    auto weight = [&](std::string name, tier t, std::uint64_t offset, format f, std::uint64_t rows, std::uint64_t cols,
+                      weight_ref ref, std::int64_t layer) {
         const std::uint64_t b = tensor_bytes(f, rows, cols);
         const std::uint16_t st = g.weight_step(ref);
-        out.push_back({std::move(name), buffer_kind::weights, t, offset, b, align_up(b, p.options.alignment), st, st, true, layer, f, rows, cols});
+        out.push_back({std::move(name), buffer_kind::weights, t, offset, b, align_up(b, p.options.alignment), st, st,
+                       true, layer, f, rows, cols});
     };
     using enum global_tensor;
-    weight("token_embd.weight", p.token_embd_tier, p.token_embd_offset, p.model.token_embd, s.n_vocab, s.n_embd, global_weight(token_embd), -1);
-    weight("output_norm.weight", tier::gpu, p.output_norm_offset, p.model.output_norm, 1, s.n_embd, global_weight(output_norm), -1);
-    if (!s.tied_output) weight("output.weight", tier::gpu, p.output_offset, p.model.output, s.n_vocab, s.n_embd, global_weight(output), -1);
-    if (s.rope_freqs) weight("rope_freqs.weight", tier::gpu, p.rope_freqs_offset, format{format_id::f32}, 1, s.head_dim / 2, global_weight(rope_freqs), -1);
+    weight("token_embd.weight", p.token_embd_tier, p.token_embd_offset, p.model.token_embd, s.n_vocab, s.n_embd,
+           global_weight(token_embd), -1);
+    weight("output_norm.weight", tier::gpu, p.output_norm_offset, p.model.output_norm, 1, s.n_embd,
+           global_weight(output_norm), -1);
+    if (!s.tied_output)
+        weight("output.weight", tier::gpu, p.output_offset, p.model.output, s.n_vocab, s.n_embd, global_weight(output),
+               -1);
+    if (s.rope_freqs)
+        weight("rope_freqs.weight", tier::gpu, p.rope_freqs_offset, format{format_id::f32}, 1, s.head_dim / 2,
+               global_weight(rope_freqs), -1);
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
         const auto kind = p.model.layer_kind[l];
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
             if (!role_present(s, role)) continue;
             const auto e = role_extent(s, role);
-            weight(layer_tensor_name(l, role), p.layer_tier(l), p.layer_offset[l] + p.role_offset[kind][r], p.model.layer(l)[role], e.rows, e.cols,
-                   layer_weight(role), static_cast<std::int64_t>(l));
+            weight(layer_tensor_name(l, role), p.layer_tier(l), p.layer_offset[l] + p.role_offset[kind][r],
+                   p.model.layer(l)[role], e.rows, e.cols, layer_weight(role), static_cast<std::int64_t>(l));
         }
     }
     const std::uint64_t kv_exact = checked_mul(checked_mul(p.lim.context, p.lim.batch), kv_row_bytes(p.model));
     for (std::uint64_t l = 0; l < s.n_layer; ++l)
         for (int which = 0; which < 2; ++which)
-            out.push_back({std::string(which == 0 ? "cache_k." : "cache_v.") + std::to_string(l), buffer_kind::kv, tier::gpu,
-                           p.gpu.kv.offset + (2 * l + which) * p.kv_plane, kv_exact, p.kv_plane, g.first_op(op_kind::kv_append), g.first_op(op_kind::attention),
-                           true, static_cast<std::int64_t>(l), p.model.kv, checked_mul(p.lim.context, p.lim.batch), s.kv_dim()});
+            out.push_back({std::string(which == 0 ? "cache_k." : "cache_v.") + std::to_string(l), buffer_kind::kv,
+                           tier::gpu, p.gpu.kv.offset + (2 * l + which) * p.kv_plane, kv_exact, p.kv_plane,
+                           g.first_op(op_kind::kv_append), g.first_op(op_kind::attention), true,
+                           static_cast<std::int64_t>(l), p.model.kv, checked_mul(p.lim.context, p.lim.batch),
+                           s.kv_dim()});
     for (std::size_t i = 0; i < g.n_buffers; ++i)
-        out.push_back({"act." + std::string(p.act[i].name), buffer_kind::activations, tier::gpu, p.gpu.activations.offset + p.act_offset[i],
-                       p.act[i].bytes, align_up(p.act[i].bytes, p.options.alignment), p.act[i].first, p.act[i].last, false, -1, p.model.activations,
-                       0, 0});
+        out.push_back({"act." + std::string(p.act[i].name), buffer_kind::activations, tier::gpu,
+                       p.gpu.activations.offset + p.act_offset[i], p.act[i].bytes,
+                       align_up(p.act[i].bytes, p.options.alignment), p.act[i].first, p.act[i].last, false, -1,
+                       p.model.activations, 0, 0});
     for (std::uint64_t i = 0; i < (p.staging_slot ? 2u : 0u); ++i)
-        out.push_back({"staging." + std::to_string(i), buffer_kind::staging, tier::gpu, p.gpu.staging.offset + i * p.staging_slot, p.staging_slot,
-                       p.staging_slot, g.block_begin, static_cast<std::uint16_t>(g.block_end - 1), true, -1, format{format_id::i8}, 0, 0});
+        out.push_back({"staging." + std::to_string(i), buffer_kind::staging, tier::gpu,
+                       p.gpu.staging.offset + i * p.staging_slot, p.staging_slot, p.staging_slot, g.block_begin,
+                       static_cast<std::uint16_t>(g.block_end - 1), true, -1, format{format_id::i8}, 0, 0});
     return out;
 }
 

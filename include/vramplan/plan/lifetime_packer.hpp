@@ -68,8 +68,9 @@ constexpr bool placed_before(const lifetime_request& a, const lifetime_request& 
 }
 
 // One greedy pass in the given order. `order` and `placed` are caller-provided scratch of in.size().
-constexpr std::uint64_t pack_once(std::span<const lifetime_request> in, pack_order how, std::span<std::uint64_t> offsets,
-                                  std::span<std::uint32_t> order, std::span<bool> placed) {
+constexpr std::uint64_t pack_once(std::span<const lifetime_request> in, pack_order how,
+                                  std::span<std::uint64_t> offsets, std::span<std::uint32_t> order,
+                                  std::span<bool> placed) {
     const std::size_t n = in.size();
     for (std::size_t i = 0; i < n; ++i) {
         order[i] = static_cast<std::uint32_t>(i);

@@ -1,8 +1,8 @@
 // The inference plan: where every byte lives. Weights and KV cache are persistent and stacked
 // layer after layer; activations are the buffers of the forward graph (model/decoder_graph.hpp),
-// packed once by the lifetimes the graph gives them, the decoder block's standing for every block; layers that do not fit stay in the pinned host tier and stream through two GPU
-// staging slots. Everything is constexpr and loops over layers at most a few times, never over
-// layers x buffers, so an 80-layer model plans inside default constexpr limits.
+// packed once by the lifetimes the graph gives them, the decoder block's standing for every block; layers that do not
+// fit stay in the pinned host tier and stream through two GPU staging slots. Everything is constexpr and loops over
+// layers at most a few times, never over layers x buffers, so an 80-layer model plans inside default constexpr limits.
 #pragma once
 
 #include <array>
@@ -10,12 +10,12 @@
 #include <span>
 
 #include "vramplan/format/bytes.hpp"
+#include "vramplan/limits.hpp"
 #include "vramplan/model/decoder_graph.hpp"
 #include "vramplan/model/footprint.hpp"
 #include "vramplan/model/model_desc.hpp"
 #include "vramplan/plan/activations.hpp"
 #include "vramplan/plan/lifetime_packer.hpp"
-#include "vramplan/limits.hpp"
 #include "vramplan/target/target_desc.hpp"
 
 namespace vramplan {
@@ -27,9 +27,9 @@ enum class verdict : std::uint8_t { fits, does_not_fit };
 inline constexpr std::uint64_t all_gpu_layers = ~std::uint64_t{0};
 
 struct plan_options {
-    std::uint64_t alignment = 256;            // every buffer starts at a multiple of this
+    std::uint64_t alignment = 256;              // every buffer starts at a multiple of this
     std::uint64_t gpu_layers = all_gpu_layers;  // decoder layers kept in the GPU tier (the last ones)
-    std::uint64_t host_capacity = 0;          // pinned host memory available; 0 = not checked
+    std::uint64_t host_capacity = 0;            // pinned host memory available; 0 = not checked
 };
 
 struct region {
@@ -54,7 +54,7 @@ struct plan {
     std::array<std::array<std::uint64_t, n_tensor_roles>, max_block_kinds> role_offset{};
     std::array<std::uint64_t, max_block_kinds> block_stride{};
     std::array<std::uint64_t, max_layers> layer_offset{};  // within its tier's weights region
-    std::uint64_t gpu_layers = 0;                           // layers [n_layer - gpu_layers, n_layer)
+    std::uint64_t gpu_layers = 0;                          // layers [n_layer - gpu_layers, n_layer)
     tier token_embd_tier = tier::gpu;
     std::uint64_t token_embd_offset = 0, output_norm_offset = 0, output_offset = 0;  // token_embd within its tier
     std::uint64_t rope_freqs_offset = 0;  // GPU tier; meaningful when model.shape.rope_freqs
@@ -100,7 +100,9 @@ constexpr void lay_out_blocks(plan& p) {
     }
 }
 
-constexpr std::uint64_t layer_stride(const plan& p, std::uint64_t layer) { return p.block_stride[p.model.layer_kind[layer]]; }
+constexpr std::uint64_t layer_stride(const plan& p, std::uint64_t layer) {
+    return p.block_stride[p.model.layer_kind[layer]];
+}
 
 constexpr void lay_out_activations(plan& p) {
     p.act = graph_activations(p.graph, p.model.activations, p.lim);
@@ -112,14 +114,15 @@ constexpr void lay_out_activations(plan& p) {
     std::array<bool, max_graph_buffers> flags{};
     const std::span<const lifetime_request> live(req.data(), n);
     p.act_lower_bound = lifetime_lower_bound(live);
-    const std::uint64_t arena = pack_lifetimes(live, std::span(p.act_offset).first(n), scratch, std::span(order).first(n), std::span(flags).first(n));
+    const std::uint64_t arena = pack_lifetimes(live, std::span(p.act_offset).first(n), scratch,
+                                               std::span(order).first(n), std::span(flags).first(n));
     p.gpu.activations.bytes = arena;
 }
 
 // Bytes of the GPU tier with g layers resident, without building the plan: used by auto-fit.
 struct tier_sizes {
-    std::uint64_t gpu_fixed = 0;   // output head, output norm, RoPE frequencies, KV, activations
-    std::uint64_t token_embd = 0;  // resident only when every layer is
+    std::uint64_t gpu_fixed = 0;      // output head, output norm, RoPE frequencies, KV, activations
+    std::uint64_t token_embd = 0;     // resident only when every layer is
     std::uint64_t staging_floor = 0;  // the embedding rows of one pass, staged when token_embd streams
 };
 
@@ -130,8 +133,9 @@ constexpr std::uint64_t staging_for(std::uint64_t max_streamed_stride, const tie
 constexpr tier_sizes fixed_sizes(const plan& p) {
     tier_sizes t;
     const std::uint64_t kv = checked_mul(checked_mul(p.kv_plane, 2), p.model.shape.n_layer);
-    t.gpu_fixed = checked_add(checked_add(aligned(p, output_bytes(p.model)), aligned(p, output_norm_bytes(p.model))),
-                              checked_add(checked_add(kv, p.gpu.activations.bytes), aligned(p, rope_freqs_bytes(p.model))));
+    t.gpu_fixed =
+        checked_add(checked_add(aligned(p, output_bytes(p.model)), aligned(p, output_norm_bytes(p.model))),
+                    checked_add(checked_add(kv, p.gpu.activations.bytes), aligned(p, rope_freqs_bytes(p.model))));
     t.token_embd = aligned(p, token_embd_bytes(p.model));
     t.staging_floor = aligned(p, checked_mul(p.lim.tokens_per_pass(), p.model.shape.n_embd, 4));
     return t;
@@ -223,7 +227,8 @@ constexpr void validate(const plan_options& o) {
 }
 
 // The plan for inference of `model` on `target` within `lim`.
-constexpr plan plan_inference(const model_desc& model, const target_desc& target, const limits& lim, plan_options options = {}) {
+constexpr plan plan_inference(const model_desc& model, const target_desc& target, const limits& lim,
+                              plan_options options = {}) {
     validate(model.shape);
     validate_formats(model);
     validate(lim);
@@ -243,7 +248,8 @@ constexpr plan plan_inference(const model_desc& model, const target_desc& target
 
 // The same plan with as many layers resident as fit (all of them when the model fits; none
 // resident still needs the head, KV and activations on the GPU).
-constexpr plan plan_auto_offload(const model_desc& model, const target_desc& target, const limits& lim, plan_options options = {}) {
+constexpr plan plan_auto_offload(const model_desc& model, const target_desc& target, const limits& lim,
+                                 plan_options options = {}) {
     options.gpu_layers = all_gpu_layers;
     const plan full = plan_inference(model, target, lim, options);
     const std::uint64_t g = auto_gpu_layers(full);
@@ -266,27 +272,32 @@ struct decode_estimate {
 
 constexpr decode_estimate estimate_decode(const plan& p) {
     decode_estimate e;
-    const std::uint64_t streamed = p.host.weights.bytes - (p.token_embd_tier == tier::host ? detail::aligned(p, token_embd_bytes(p.model)) : 0);
+    const std::uint64_t streamed =
+        p.host.weights.bytes - (p.token_embd_tier == tier::host ? detail::aligned(p, token_embd_bytes(p.model)) : 0);
     const std::uint64_t embd_gpu = p.token_embd_tier == tier::gpu ? detail::aligned(p, token_embd_bytes(p.model)) : 0;
     // Only T rows of the embedding are read, so it does not count as a full read.
     e.device_bytes = checked_add(checked_add(p.gpu.weights.bytes - embd_gpu, streamed), p.gpu.kv.bytes);
     e.link_bytes = streamed;
-    if (p.target.memory_bandwidth) e.device_seconds = static_cast<double>(e.device_bytes) / static_cast<double>(p.target.memory_bandwidth);
-    if (p.target.link_bandwidth) e.link_seconds = static_cast<double>(e.link_bytes) / static_cast<double>(p.target.link_bandwidth);
+    if (p.target.memory_bandwidth)
+        e.device_seconds = static_cast<double>(e.device_bytes) / static_cast<double>(p.target.memory_bandwidth);
+    if (p.target.link_bandwidth)
+        e.link_seconds = static_cast<double>(e.link_bytes) / static_cast<double>(p.target.link_bandwidth);
     return e;
 }
 
 // The longest context (per sequence) whose fully resident plan fits, or 0 if not even one token.
 // The plan grows with context (KV cache, attention scratch), so bisection finds it.
-constexpr std::uint64_t max_context(const model_desc& model, const target_desc& target, limits lim, plan_options options = {},
-                                    std::uint64_t ceiling = 1ull << 24) {
+constexpr std::uint64_t max_context(const model_desc& model, const target_desc& target, limits lim,
+                                    plan_options options = {}, std::uint64_t ceiling = 1ull << 24) {
     options.gpu_layers = all_gpu_layers;
     std::uint64_t lo = 0, hi = ceiling;
     while (lo < hi) {
         const std::uint64_t mid = lo + (hi - lo + 1) / 2;
         lim.context = mid;
-        if (plan_inference(model, target, lim, options).fits()) lo = mid;
-        else hi = mid - 1;
+        if (plan_inference(model, target, lim, options).fits())
+            lo = mid;
+        else
+            hi = mid - 1;
     }
     return lo;
 }

@@ -37,14 +37,16 @@ public:
     }
 
     // Lives in the caller's memory: each buffer must hold its tier and start on the plan's alignment.
-    arena(const vramplan::plan& p, Backend& backend, std::span<std::byte> device_memory, std::span<std::byte> host_memory = {})
+    arena(const vramplan::plan& p, Backend& backend, std::span<std::byte> device_memory,
+          std::span<std::byte> host_memory = {})
         : plan_(p), backend_(&backend) {
         auto take = [&](std::span<std::byte> mem, std::uint64_t need, const char* what) {
             if (mem.size() < need)
-                throw error(std::string("vramplan: the ") + what + " buffer holds " + std::to_string(mem.size()) + " bytes but the plan needs " +
-                            std::to_string(need));
+                throw error(std::string("vramplan: the ") + what + " buffer holds " + std::to_string(mem.size()) +
+                            " bytes but the plan needs " + std::to_string(need));
             if (need && reinterpret_cast<std::uintptr_t>(mem.data()) % p.options.alignment != 0)
-                throw error(std::string("vramplan: the ") + what + " buffer must be aligned to " + std::to_string(p.options.alignment) + " bytes");
+                throw error(std::string("vramplan: the ") + what + " buffer must be aligned to " +
+                            std::to_string(p.options.alignment) + " bytes");
             return need ? mem.data() : nullptr;
         };
         base_[0] = take(device_memory, p.gpu.total(), "device");
@@ -78,25 +80,44 @@ public:
         const auto e = role_extent(p.model.shape, role);
         const format f = p.model.layer(layer)[role];
         const tier t = p.layer_tier(layer);
-        return {base(t) + p.layer_offset[layer] + p.role_offset[p.model.layer_kind[layer]][static_cast<std::size_t>(role)],
-                tensor_bytes(f, e.rows, e.cols), f, t, e.rows, e.cols};
+        return {
+            base(t) + p.layer_offset[layer] + p.role_offset[p.model.layer_kind[layer]][static_cast<std::size_t>(role)],
+            tensor_bytes(f, e.rows, e.cols),
+            f,
+            t,
+            e.rows,
+            e.cols};
     }
     tensor_view kv(std::uint64_t layer, bool values) const {
         const auto& p = plan_;
         const std::uint64_t rows = p.lim.context * p.lim.batch;
-        return {base(tier::gpu) + p.gpu.kv.offset + (2 * layer + (values ? 1 : 0)) * p.kv_plane, rows * kv_row_bytes(p.model), p.model.kv, tier::gpu,
-                rows, p.model.shape.kv_dim()};
+        return {base(tier::gpu) + p.gpu.kv.offset + (2 * layer + (values ? 1 : 0)) * p.kv_plane,
+                rows * kv_row_bytes(p.model),
+                p.model.kv,
+                tier::gpu,
+                rows,
+                p.model.shape.kv_dim()};
     }
     // Activation buffer i of the plan's forward graph.
     tensor_view activation(std::size_t i) const {
         const auto& p = plan_;
-        if (i >= p.graph.n_buffers) throw error("vramplan: the forward graph has " + std::to_string(p.graph.n_buffers) + " activation buffers");
-        return {base(tier::gpu) + p.gpu.activations.offset + p.act_offset[i], p.act[i].bytes, p.model.activations, tier::gpu, 0, 0};
+        if (i >= p.graph.n_buffers)
+            throw error("vramplan: the forward graph has " + std::to_string(p.graph.n_buffers) + " activation buffers");
+        return {base(tier::gpu) + p.gpu.activations.offset + p.act_offset[i],
+                p.act[i].bytes,
+                p.model.activations,
+                tier::gpu,
+                0,
+                0};
     }
     tensor_view staging(int slot) const {
         const auto& p = plan_;
-        return {base(tier::gpu) + p.gpu.staging.offset + static_cast<std::uint64_t>(slot) * p.staging_slot, p.staging_slot, format{format_id::i8},
-                tier::gpu, 0, 0};
+        return {base(tier::gpu) + p.gpu.staging.offset + static_cast<std::uint64_t>(slot) * p.staging_slot,
+                p.staging_slot,
+                format{format_id::i8},
+                tier::gpu,
+                0,
+                0};
     }
 
     const std::vector<buffer_info>& buffers() const { return buffers_; }

@@ -74,27 +74,26 @@ concept memory_backend = requires(B& b, const B& cb, tier t, std::uint64_t n, vo
 };
 
 template <class B>
-concept compute_backend =
-    memory_backend<B> &&
-    requires(B& b, const B& cb, kernels::kernel_format f, std::uint64_t n, float* y, const float* x, const std::byte* w, std::int32_t* ids,
-             const std::int32_t* cids, std::span<const std::int32_t> host_ids, const kernels::rope_config& rope, const kernels::attention_args& args,
-             void* cache) {
-        { cb.find_matmul(f) } -> std::same_as<typename B::matmul_kernel>;
-        { cb.find_embed(f) } -> std::same_as<typename B::embed_kernel>;
-        { cb.find_kv_append(f) } -> std::same_as<typename B::kv_append_kernel>;
-        { cb.find_attention(f, n) } -> std::same_as<typename B::attention_kernel>;
-        b.inputs(ids, ids, host_ids, host_ids);
-        b.embed(typename B::embed_kernel{}, w, cids, y, n, n);
-        b.rms_norm(x, x, y, n, n, 1.0f);
-        b.matmul(typename B::matmul_kernel{}, w, x, y, n, n, n);
-        b.add_bias(y, x, n, n);
-        b.rope(y, n, n, n, cids, rope);
-        b.kv_append(typename B::kv_append_kernel{}, x, x, cids, n, n, n, cache, cache);
-        b.attention(typename B::attention_kernel{}, args);
-        b.add(y, x, n);
-        b.swiglu(y, x, n);
-        b.reserve_logits(n);
-        { b.logits(x, n) } -> std::same_as<const float*>;
-    };
+concept compute_backend = memory_backend<B> &&
+    requires(B& b, const B& cb, kernels::kernel_format f, std::uint64_t n, float* y, const float* x, const std::byte* w,
+             std::int32_t* ids, const std::int32_t* cids, std::span<const std::int32_t> host_ids,
+             const kernels::rope_config& rope, const kernels::attention_args& args, void* cache) {
+    { cb.find_matmul(f) } -> std::same_as<typename B::matmul_kernel>;
+    { cb.find_embed(f) } -> std::same_as<typename B::embed_kernel>;
+    { cb.find_kv_append(f) } -> std::same_as<typename B::kv_append_kernel>;
+    { cb.find_attention(f, n) } -> std::same_as<typename B::attention_kernel>;
+    b.inputs(ids, ids, host_ids, host_ids);
+    b.embed(typename B::embed_kernel{}, w, cids, y, n, n);
+    b.rms_norm(x, x, y, n, n, 1.0f);
+    b.matmul(typename B::matmul_kernel{}, w, x, y, n, n, n);
+    b.add_bias(y, x, n, n);
+    b.rope(y, n, n, n, cids, rope);
+    b.kv_append(typename B::kv_append_kernel{}, x, x, cids, n, n, n, cache, cache);
+    b.attention(typename B::attention_kernel{}, args);
+    b.add(y, x, n);
+    b.swiglu(y, x, n);
+    b.reserve_logits(n);
+    { b.logits(x, n) } -> std::same_as<const float*>;
+};
 
 }  // namespace vramplan::runtime

@@ -14,10 +14,12 @@ namespace vramplan::runtime {
 
 inline std::string budget_report(const plan& p, std::uint64_t device_free, std::uint64_t host_free) {
     std::string s;
-    s += "  gpu tier: " + to_string(bytes{p.gpu.total()}) + " (" + with_separators(p.gpu.total()) + " B: weights " + to_string(bytes{p.gpu.weights.bytes}) +
-         ", KV " + to_string(bytes{p.gpu.kv.bytes}) + ", activations " + to_string(bytes{p.gpu.activations.bytes}) + ", staging " +
-         to_string(bytes{p.gpu.staging.bytes}) + "); device has " + to_string(bytes{device_free}) + " free\n";
-    s += "  host tier: " + to_string(bytes{p.host.total()}) + "; host has " + to_string(bytes{host_free}) + " available\n";
+    s += "  gpu tier: " + to_string(bytes{p.gpu.total()}) + " (" + with_separators(p.gpu.total()) + " B: weights " +
+         to_string(bytes{p.gpu.weights.bytes}) + ", KV " + to_string(bytes{p.gpu.kv.bytes}) + ", activations " +
+         to_string(bytes{p.gpu.activations.bytes}) + ", staging " + to_string(bytes{p.gpu.staging.bytes}) +
+         "); device has " + to_string(bytes{device_free}) + " free\n";
+    s += "  host tier: " + to_string(bytes{p.host.total()}) + "; host has " + to_string(bytes{host_free}) +
+         " available\n";
     return s;
 }
 
@@ -27,8 +29,11 @@ inline void check_budget(const plan& p, std::uint64_t device_free, std::uint64_t
     const bool device_short = p.gpu.total() > device_free;
     const bool host_short = host_free != 0 && p.host.total() > host_free;
     if (!device_short && !host_short) return;
-    std::string msg = "vramplan: refusing to allocate: the plan does not fit the memory that is free\n" + budget_report(p, device_free, host_free);
-    if (device_short) msg += "  device shortfall: " + to_string(bytes{p.gpu.total() - device_free}) + " (" + with_separators(p.gpu.total() - device_free) + " B)\n";
+    std::string msg = "vramplan: refusing to allocate: the plan does not fit the memory that is free\n" +
+                      budget_report(p, device_free, host_free);
+    if (device_short)
+        msg += "  device shortfall: " + to_string(bytes{p.gpu.total() - device_free}) + " (" +
+               with_separators(p.gpu.total() - device_free) + " B)\n";
     if (host_short) msg += "  host shortfall: " + to_string(bytes{p.host.total() - host_free}) + "\n";
     target_desc now = p.target;
     now.capacity = device_free;
@@ -37,7 +42,8 @@ inline void check_budget(const plan& p, std::uint64_t device_free, std::uint64_t
     if (!advice.empty()) {
         msg += "  try:\n";
         for (const auto& a : advice)
-            msg += "    - " + a.remedy + " (saves " + to_string(bytes{a.saved_bytes}) + (a.fits ? ", fits" : "") + "; " + a.tradeoff + ")\n";
+            msg += "    - " + a.remedy + " (saves " + to_string(bytes{a.saved_bytes}) + (a.fits ? ", fits" : "") +
+                   "; " + a.tradeoff + ")\n";
     }
     throw error(msg);
 }

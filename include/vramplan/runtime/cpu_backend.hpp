@@ -27,7 +27,8 @@ public:
 
     // device_budget: bytes the device tier may use (0: as much host memory as is available);
     // threads: the kernels' worker threads, the caller's included.
-    explicit cpu_backend(std::uint64_t device_budget = 0, unsigned threads = 1) : budget_(device_budget), pool_(threads) {}
+    explicit cpu_backend(std::uint64_t device_budget = 0, unsigned threads = 1)
+        : budget_(device_budget), pool_(threads) {}
 
     void* allocate(tier, std::uint64_t bytes) {
         if (bytes == 0) return nullptr;
@@ -68,29 +69,37 @@ public:
     matmul_kernel find_matmul(kernels::kernel_format f) const { return {f, kernels::cpu::find_matmul(f)}; }
     embed_kernel find_embed(kernels::kernel_format f) const { return f; }
     kv_append_kernel find_kv_append(kernels::kernel_format f) const { return kernels::cpu::find_kv_append(f); }
-    attention_kernel find_attention(kernels::kernel_format f, std::uint64_t head_dim) const { return kernels::cpu::find_attention(f, head_dim); }
+    attention_kernel find_attention(kernels::kernel_format f, std::uint64_t head_dim) const {
+        return kernels::cpu::find_attention(f, head_dim);
+    }
 
-    void inputs(std::int32_t* tokens, std::int32_t* positions, std::span<const std::int32_t> host_tokens, std::span<const std::int32_t> host_positions) {
+    void inputs(std::int32_t* tokens, std::int32_t* positions, std::span<const std::int32_t> host_tokens,
+                std::span<const std::int32_t> host_positions) {
         std::memcpy(tokens, host_tokens.data(), host_tokens.size_bytes());
         std::memcpy(positions, host_positions.data(), host_positions.size_bytes());
     }
-    void embed(embed_kernel f, const std::byte* table, const std::int32_t* tokens, float* out, std::uint64_t rows, std::uint64_t n) {
+    void embed(embed_kernel f, const std::byte* table, const std::int32_t* tokens, float* out, std::uint64_t rows,
+               std::uint64_t n) {
         const std::uint64_t row_bytes = kernels::kernel_row_bytes(f, n);
         for (std::uint64_t t = 0; t < rows; ++t)
             kernels::cpu::dequantize_row(f, table + static_cast<std::uint64_t>(tokens[t]) * row_bytes, out + t * n, n);
     }
-    void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps) { kernels::cpu::rms_norm(x, w, y, rows, n, eps); }
-    void matmul(const matmul_kernel& k, const std::byte* w, const float* x, float* y, std::uint64_t n, std::uint64_t k_in, std::uint64_t rows) {
+    void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps) {
+        kernels::cpu::rms_norm(x, w, y, rows, n, eps);
+    }
+    void matmul(const matmul_kernel& k, const std::byte* w, const float* x, float* y, std::uint64_t n,
+                std::uint64_t k_in, std::uint64_t rows) {
         k.fn(kernels::cpu::weight_view{k.fmt, w, n, k_in}, x, y, rows, pool_);
     }
     void add_bias(float* y, const float* bias, std::uint64_t n, std::uint64_t rows) {
         for (std::uint64_t t = 0; t < rows; ++t) kernels::cpu::add(y + t * n, bias, n);
     }
-    void rope(float* x, std::uint64_t rows, std::uint64_t heads, std::uint64_t head_dim, const std::int32_t* positions, const kernels::rope_config& r) {
+    void rope(float* x, std::uint64_t rows, std::uint64_t heads, std::uint64_t head_dim, const std::int32_t* positions,
+              const kernels::rope_config& r) {
         kernels::cpu::rope(x, rows, heads, static_cast<int>(head_dim), positions, r);
     }
-    void kv_append(kv_append_kernel k, const float* keys, const float* values, const std::int32_t* positions, std::uint64_t rows, std::uint64_t width,
-                   std::uint64_t cache_rows, void* k_cache, void* v_cache) {
+    void kv_append(kv_append_kernel k, const float* keys, const float* values, const std::int32_t* positions,
+                   std::uint64_t rows, std::uint64_t width, std::uint64_t cache_rows, void* k_cache, void* v_cache) {
         k(keys, values, positions, nullptr, rows, width, cache_rows, k_cache, v_cache);
     }
     void attention(attention_kernel k, const kernels::attention_args& a) { k(a, pool_); }

@@ -29,7 +29,8 @@ public:
         if (found != cudaSuccess || device < 0 || device >= count) {
             cudaGetLastError();
             throw error("CUDA device " + std::to_string(device) + " is not usable: " +
-                        (found != cudaSuccess ? std::string(cudaGetErrorString(found)) : std::to_string(count) + " CUDA device(s) visible") +
+                        (found != cudaSuccess ? std::string(cudaGetErrorString(found))
+                                              : std::to_string(count) + " CUDA device(s) visible") +
                         "; check the NVIDIA driver and CUDA_VISIBLE_DEVICES, or run on the CPU backend");
         }
         gpu::check(cudaSetDevice(device), "cudaSetDevice");
@@ -58,14 +59,18 @@ public:
     void* allocate(tier t, std::uint64_t bytes) {
         if (bytes == 0) return nullptr;
         void* p = nullptr;
-        if (t == tier::gpu) gpu::check(cudaMalloc(&p, bytes), "cudaMalloc");
-        else gpu::check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped), "cudaHostAlloc");
+        if (t == tier::gpu)
+            gpu::check(cudaMalloc(&p, bytes), "cudaMalloc");
+        else
+            gpu::check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped), "cudaHostAlloc");
         return p;
     }
     void release(tier t, void* p) noexcept {
         if (!p) return;
-        if (t == tier::gpu) cudaFree(p);
-        else cudaFreeHost(p);
+        if (t == tier::gpu)
+            cudaFree(p);
+        else
+            cudaFreeHost(p);
     }
 
     memory_info device_memory() const {
@@ -83,9 +88,13 @@ public:
         gpu::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, copy_), "cudaMemcpyAsync");
         gpu::check(cudaEventRecord(copied_[slot], copy_), "cudaEventRecord(copied)");
     }
-    void wait_for_copy(int slot) { gpu::check(cudaStreamWaitEvent(compute_, copied_[slot], 0), "cudaStreamWaitEvent(compute after copy)"); }
+    void wait_for_copy(int slot) {
+        gpu::check(cudaStreamWaitEvent(compute_, copied_[slot], 0), "cudaStreamWaitEvent(compute after copy)");
+    }
     void release_slot(int slot) { gpu::check(cudaEventRecord(consumed_[slot], compute_), "cudaEventRecord(consumed)"); }
-    void upload(void* dst, const void* src, std::uint64_t bytes) { gpu::check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(upload)"); }
+    void upload(void* dst, const void* src, std::uint64_t bytes) {
+        gpu::check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(upload)");
+    }
     void download(void* dst, const void* src, std::uint64_t bytes) {
         gpu::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, compute_), "cudaMemcpyAsync(download)");
         gpu::check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
@@ -100,26 +109,39 @@ public:
     matmul_kernel find_matmul(kernels::kernel_format f) const { return gpu::find_matmul<float>(f); }
     embed_kernel find_embed(kernels::kernel_format f) const { return gpu::find_embed(f); }
     kv_append_kernel find_kv_append(kernels::kernel_format f) const { return gpu::find_kv_append(f); }
-    attention_kernel find_attention(kernels::kernel_format f, std::uint64_t head_dim) const { return gpu::find_attention(f, head_dim); }
+    attention_kernel find_attention(kernels::kernel_format f, std::uint64_t head_dim) const {
+        return gpu::find_attention(f, head_dim);
+    }
 
-    void inputs(std::int32_t* tokens, std::int32_t* positions, std::span<const std::int32_t> host_tokens, std::span<const std::int32_t> host_positions) {
-        gpu::check(cudaMemcpyAsync(tokens, host_tokens.data(), host_tokens.size_bytes(), cudaMemcpyHostToDevice, compute_), "cudaMemcpyAsync(tokens)");
-        gpu::check(cudaMemcpyAsync(positions, host_positions.data(), host_positions.size_bytes(), cudaMemcpyHostToDevice, compute_),
+    void inputs(std::int32_t* tokens, std::int32_t* positions, std::span<const std::int32_t> host_tokens,
+                std::span<const std::int32_t> host_positions) {
+        gpu::check(
+            cudaMemcpyAsync(tokens, host_tokens.data(), host_tokens.size_bytes(), cudaMemcpyHostToDevice, compute_),
+            "cudaMemcpyAsync(tokens)");
+        gpu::check(cudaMemcpyAsync(positions, host_positions.data(), host_positions.size_bytes(),
+                                   cudaMemcpyHostToDevice, compute_),
                    "cudaMemcpyAsync(positions)");
     }
-    void embed(embed_kernel k, const std::byte* table, const std::int32_t* tokens, float* out, std::uint64_t rows, std::uint64_t n) {
+    void embed(embed_kernel k, const std::byte* table, const std::int32_t* tokens, float* out, std::uint64_t rows,
+               std::uint64_t n) {
         k(table, tokens, out, rows, n, compute_);
     }
-    void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps) { gpu::rms_norm(x, w, y, rows, n, eps, compute_); }
-    void matmul(matmul_kernel k, const std::byte* w, const float* x, float* y, std::uint64_t n, std::uint64_t k_in, std::uint64_t rows) {
+    void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps) {
+        gpu::rms_norm(x, w, y, rows, n, eps, compute_);
+    }
+    void matmul(matmul_kernel k, const std::byte* w, const float* x, float* y, std::uint64_t n, std::uint64_t k_in,
+                std::uint64_t rows) {
         k(w, x, y, n, k_in, rows, compute_);
     }
-    void add_bias(float* y, const float* bias, std::uint64_t n, std::uint64_t rows) { gpu::add_rows(y, bias, n, rows, compute_); }
-    void rope(float* x, std::uint64_t rows, std::uint64_t heads, std::uint64_t head_dim, const std::int32_t* positions, const kernels::rope_config& r) {
+    void add_bias(float* y, const float* bias, std::uint64_t n, std::uint64_t rows) {
+        gpu::add_rows(y, bias, n, rows, compute_);
+    }
+    void rope(float* x, std::uint64_t rows, std::uint64_t heads, std::uint64_t head_dim, const std::int32_t* positions,
+              const kernels::rope_config& r) {
         gpu::rope(x, rows, heads, static_cast<int>(head_dim), positions, r, compute_);
     }
-    void kv_append(kv_append_kernel k, const float* keys, const float* values, const std::int32_t* positions, std::uint64_t rows, std::uint64_t width,
-                   std::uint64_t cache_rows, void* k_cache, void* v_cache) {
+    void kv_append(kv_append_kernel k, const float* keys, const float* values, const std::int32_t* positions,
+                   std::uint64_t rows, std::uint64_t width, std::uint64_t cache_rows, void* k_cache, void* v_cache) {
         k(keys, values, positions, nullptr, rows, width, cache_rows, k_cache, v_cache, compute_);
     }
     void attention(attention_kernel k, const kernels::attention_args& a) { k(a, compute_); }

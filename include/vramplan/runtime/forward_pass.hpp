@@ -29,7 +29,8 @@ public:
         if (p.model.activations != format{format_id::f32})
             throw error("the forward pass keeps activations in f32; plan with f32 activations");
         check_rope_supported(p.model.shape);
-        for (std::size_t b = 0; b < g.n_buffers; ++b) buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
+        for (std::size_t b = 0; b < g.n_buffers; ++b)
+            buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
         // Resolve every op's kernel once (per layer kind for block ops), so a format the backend
         // cannot compute on fails here, at start-up, not mid-generation.
         const std::uint32_t kinds = p.model.n_kinds ? p.model.n_kinds : 1;
@@ -43,20 +44,25 @@ public:
 
     // Runs `tokens` at `positions` (one sequence) and returns the logits of the last token, or of
     // every token when all_logits: rows of n_vocab floats the host can read.
-    const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions, bool all_logits = false) {
+    const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions,
+                         bool all_logits = false) {
         const plan& p = a_.plan();
         const forward_graph& g = p.graph;
         const std::uint64_t T = tokens.size();
         if (T == 0 || T > p.lim.tokens_per_pass() || positions.size() != T)
-            throw error("forward: 1 to " + std::to_string(p.lim.tokens_per_pass()) + " tokens per pass, with one position each");
+            throw error("forward: 1 to " + std::to_string(p.lim.tokens_per_pass()) +
+                        " tokens per pass, with one position each");
         if (all_logits && T > p.lim.output_rows())
-            throw error("forward: the plan holds logits for " + std::to_string(p.lim.output_rows()) + " rows; plan with all_logits to get one per token");
+            throw error("forward: the plan holds logits for " + std::to_string(p.lim.output_rows()) +
+                        " rows; plan with all_logits to get one per token");
         for (auto pos : positions)
             if (pos < 0 || static_cast<std::uint64_t>(pos) >= p.lim.context)
-                throw error("forward: position " + std::to_string(pos) + " is outside the planned context of " + std::to_string(p.lim.context) + " tokens");
+                throw error("forward: position " + std::to_string(pos) + " is outside the planned context of " +
+                            std::to_string(p.lim.context) + " tokens");
         for (auto t : tokens)
             if (t < 0 || static_cast<std::uint64_t>(t) >= p.model.shape.n_vocab)
-                throw error("forward: token id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(p.model.shape.n_vocab));
+                throw error("forward: token id " + std::to_string(t) + " is outside the vocabulary of " +
+                            std::to_string(p.model.shape.n_vocab));
         pass_ = {tokens, positions, T, all_logits ? T : 1};
 
         for (std::size_t i = 0; i < g.block_begin; ++i) run(i, 0, nullptr);
@@ -96,15 +102,24 @@ private:
         Backend& b = a_.backend();
         prepared k;
         switch (o.kind) {
-            case op_kind::embed: k.embed = b.find_embed(kernels::to_kernel_format(weight_format(o, kind), weight_label(o))); break;
-            case op_kind::matmul: k.matmul = b.find_matmul(kernels::to_kernel_format(weight_format(o, kind), weight_label(o))); break;
+            case op_kind::embed:
+                k.embed = b.find_embed(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
+                break;
+            case op_kind::matmul:
+                k.matmul = b.find_matmul(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
+                break;
             case op_kind::rms_norm:
             case op_kind::add_bias:
                 if (weight_format(o, kind) != format{format_id::f32})
-                    throw error(weight_label(o) + " is stored as " + name(weight_format(o, kind)) + "; norm and bias vectors must be f32");
+                    throw error(weight_label(o) + " is stored as " + name(weight_format(o, kind)) +
+                                "; norm and bias vectors must be f32");
                 break;
-            case op_kind::kv_append: k.kv_append = b.find_kv_append(kernels::to_kernel_format(p.model.kv, "the KV cache")); break;
-            case op_kind::attention: k.attention = b.find_attention(kernels::to_kernel_format(p.model.kv, "the KV cache"), o.head_dim); break;
+            case op_kind::kv_append:
+                k.kv_append = b.find_kv_append(kernels::to_kernel_format(p.model.kv, "the KV cache"));
+                break;
+            case op_kind::attention:
+                k.attention = b.find_attention(kernels::to_kernel_format(p.model.kv, "the KV cache"), o.head_dim);
+                break;
             default: break;
         }
         return k;
@@ -115,7 +130,8 @@ private:
 
     const std::byte* weight(const graph_op& o, std::uint64_t layer, const std::byte* layer_base) const {
         const plan& p = a_.plan();
-        if (o.weight.scope == weight_scope::layer) return layer_base + p.role_offset[p.model.layer_kind[layer]][o.weight.index];
+        if (o.weight.scope == weight_scope::layer)
+            return layer_base + p.role_offset[p.model.layer_kind[layer]][o.weight.index];
         switch (o.weight.global()) {
             case global_tensor::token_embd: return a_.base(p.token_embd_tier) + p.token_embd_offset;
             case global_tensor::output_norm: return a_.base(tier::gpu) + p.output_norm_offset;
@@ -144,17 +160,21 @@ private:
         switch (o.kind) {
             case op_kind::inputs: b.inputs(i32(o.out), i32(o.aux), pass_.tokens, pass_.positions); break;
             case op_kind::embed: b.embed(k.embed, w(), i32(o.in[0]), f32(o.out), rows, o.n); break;
-            case op_kind::rms_norm: b.rms_norm(input(o, 0), reinterpret_cast<const float*>(w()), f32(o.out), rows, o.n, o.eps); break;
+            case op_kind::rms_norm:
+                b.rms_norm(input(o, 0), reinterpret_cast<const float*>(w()), f32(o.out), rows, o.n, o.eps);
+                break;
             case op_kind::matmul: b.matmul(k.matmul, w(), input(o, 0), f32(o.out), o.n, o.k, rows); break;
             case op_kind::add_bias: b.add_bias(f32(o.out), reinterpret_cast<const float*>(w()), o.n, rows); break;
             case op_kind::rope: {
-                const float* divisors = o.weight.scope == weight_scope::global ? reinterpret_cast<const float*>(w()) : nullptr;
+                const float* divisors =
+                    o.weight.scope == weight_scope::global ? reinterpret_cast<const float*>(w()) : nullptr;
                 b.rope(f32(o.out), rows, o.heads, o.head_dim, i32(o.in[0]), rope_config_of(o, divisors));
                 break;
             }
             case op_kind::kv_append: {
                 const auto kc = a_.kv(layer, false), vc = a_.kv(layer, true);
-                b.kv_append(k.kv_append, f32(o.in[0]), f32(o.in[1]), i32(o.in[2]), rows, o.n, p.lim.context * p.lim.batch, kc.data, vc.data);
+                b.kv_append(k.kv_append, f32(o.in[0]), f32(o.in[1]), i32(o.in[2]), rows, o.n,
+                            p.lim.context * p.lim.batch, kc.data, vc.data);
                 break;
             }
             case op_kind::attention: b.attention(k.attention, attention_args_of(o, layer, rows)); break;

@@ -27,7 +27,8 @@ public:
         // Prefetch the next streamed layer (wrapping to the first for the next pass).
         const std::uint64_t streamed = p.streamed_layers();
         const std::uint64_t next = (layer + 1) % streamed;
-        if (streamed > 1 && next % 2 != layer % 2 && loaded_[next % 2] != static_cast<std::int64_t>(next)) start_copy(next, static_cast<int>(next % 2));
+        if (streamed > 1 && next % 2 != layer % 2 && loaded_[next % 2] != static_cast<std::int64_t>(next))
+            start_copy(next, static_cast<int>(next % 2));
         return arena_->staging(slot).data;
     }
 
@@ -44,7 +45,8 @@ private:
         const plan& p = arena_->plan();
         const std::uint64_t bytes = p.block_stride[p.model.layer_kind[layer]];
         if (bytes > p.staging_slot) throw error("internal: a streamed layer is larger than its staging slot");
-        arena_->backend().copy_to_device(arena_->staging(slot).data, arena_->base(tier::host) + p.layer_offset[layer], bytes, slot);
+        arena_->backend().copy_to_device(arena_->staging(slot).data, arena_->base(tier::host) + p.layer_offset[layer],
+                                         bytes, slot);
         loaded_[slot] = static_cast<std::int64_t>(layer);
         streamed_bytes_ += bytes;
         ++copies_;

@@ -16,7 +16,8 @@ namespace vramplan::runtime {
 
 // progress(done, total) is called after each tensor.
 template <class Backend>
-void load_weights(const io::gguf_file& file, arena<Backend>& a, const std::function<void(std::size_t, std::size_t)>& progress = {}) {
+void load_weights(const io::gguf_file& file, arena<Backend>& a,
+                  const std::function<void(std::size_t, std::size_t)>& progress = {}) {
     const auto& all = a.buffers();
     std::size_t total = 0, done = 0;
     for (const auto& b : all) total += b.kind == buffer_kind::weights;
@@ -28,8 +29,8 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a, const std::funct
         const io::gguf_tensor_info* t = file.find_tensor(b.name);
         if (!t) throw error("the model file has no tensor '" + b.name + "' that the plan expects");
         if (t->bytes != b.bytes || !(t->fmt == b.fmt))
-            throw error("tensor '" + b.name + "' in the file (" + name(t->fmt) + ", " + std::to_string(t->bytes) + " bytes) differs from the plan (" + name(b.fmt) +
-                        ", " + std::to_string(b.bytes) + " bytes)");
+            throw error("tensor '" + b.name + "' in the file (" + name(t->fmt) + ", " + std::to_string(t->bytes) +
+                        " bytes) differs from the plan (" + name(b.fmt) + ", " + std::to_string(b.bytes) + " bytes)");
         std::byte* dst = a.base(b.where) + b.offset;
         if (b.where == tier::host || Backend::device_is_host_memory) {
             file.read_tensor(f.get(), *t, dst);

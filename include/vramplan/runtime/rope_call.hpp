@@ -16,9 +16,11 @@ namespace vramplan::runtime {
 inline void check_rope_supported(const decoder_shape& s) {
     if (s.scaling == rope_scaling::yarn || s.scaling == rope_scaling::unknown)
         throw error("the model uses " + std::string(rope_scaling_name(s.scaling)) +
-                    " RoPE scaling, which the vramplan runtime does not apply (it applies linear scaling and Llama 3.1's rope_freqs.weight), "
+                    " RoPE scaling, which the vramplan runtime does not apply (it applies linear scaling and Llama "
+                    "3.1's rope_freqs.weight), "
                     "so its output would be wrong; plan it, but run it elsewhere");
-    if (s.scaling == rope_scaling::linear && !(s.scaling_factor > 0.0f)) throw error("linear RoPE scaling needs a positive factor");
+    if (s.scaling == rope_scaling::linear && !(s.scaling_factor > 0.0f))
+        throw error("linear RoPE scaling needs a positive factor");
 }
 
 // A rope op's rotation: its parameters, and the frequency divisors (Llama 3.1's rope_freqs.weight)

@@ -14,14 +14,14 @@ namespace vramplan {
 
 struct target_desc {
     std::string_view name = "custom";
-    std::uint64_t capacity = 0;        // bytes of device memory
-    std::uint64_t reserve = 0;         // bytes unavailable to the program's arena
+    std::uint64_t capacity = 0;          // bytes of device memory
+    std::uint64_t reserve = 0;           // bytes unavailable to the program's arena
     std::uint64_t memory_bandwidth = 0;  // device memory read bytes/s
     std::uint64_t link_bandwidth = 0;    // host-to-device bytes/s (PCIe x16 generation, one direction)
     std::uint8_t cc_major = 0;
     std::uint8_t cc_minor = 0;
-    bool unified = false;              // one memory shared with the CPU (Jetson): no host tier
-    std::string_view aliases = "";     // space-separated extra names for look-up
+    bool unified = false;           // one memory shared with the CPU (Jetson): no host tier
+    std::string_view aliases = "";  // space-separated extra names for look-up
 
     constexpr std::uint64_t budget() const { return capacity > reserve ? capacity - reserve : 0; }
 };

@@ -25,8 +25,8 @@ namespace vramplan::kernels {
 
 // Appends rows of new K and V (f32, [tokens][kv_dim]) to the cache at their positions.
 template <kernel_format Kv>
-void kv_append(const float* k_new, const float* v_new, const std::int32_t* pos, const std::int32_t* seq, std::uint64_t tokens,
-               std::uint64_t kv_dim, std::uint64_t context, void* k_cache, void* v_cache) {
+void kv_append(const float* k_new, const float* v_new, const std::int32_t* pos, const std::int32_t* seq,
+               std::uint64_t tokens, std::uint64_t kv_dim, std::uint64_t context, void* k_cache, void* v_cache) {
     const std::uint64_t row_bytes = kernel_row_bytes(Kv, kv_dim);
     for (std::uint64_t t = 0; t < tokens; ++t) {
         const std::uint64_t row = kv_cache_row(seq, t, context, static_cast<std::uint64_t>(pos[t]));
@@ -43,7 +43,9 @@ void attention(const attention_args& a, thread_pool& pool) {
     const std::uint64_t group = a.n_head / a.n_head_kv;
     const std::uint64_t splits = a.splits();
     const attention_state_layout states{a.n_head, HeadDim, splits};
-    auto partial = [&](std::uint64_t t, std::uint64_t h, std::uint64_t s) { return a.workspace + states.offset(t, h, s); };
+    auto partial = [&](std::uint64_t t, std::uint64_t h, std::uint64_t s) {
+        return a.workspace + states.offset(t, h, s);
+    };
     const auto* kc = static_cast<const std::uint8_t*>(a.k);
     const auto* vc = static_cast<const std::uint8_t*>(a.v);
 
@@ -64,27 +66,34 @@ void attention(const attention_args& a, thread_pool& pool) {
     if (staged && group * HeadDim > item_queries::capacity) {
         // What makes this call stage its queries, and what would let it skip staging.
         const bool f16_queries = a.q_format == kernel_format::f16;
-        const std::string why = rounded ? std::string("over a ") + kernel_format_name(Kv) + " KV cache" : "with f16 queries";
-        const std::string fix = rounded && f16_queries ? "use an f16 KV cache and f32 queries" : rounded ? "use an f16 KV cache" : "pass f32 queries";
+        const std::string why =
+            rounded ? std::string("over a ") + kernel_format_name(Kv) + " KV cache" : "with f16 queries";
+        const std::string fix = rounded && f16_queries ? "use an f16 KV cache and f32 queries"
+                                : rounded              ? "use an f16 KV cache"
+                                                       : "pass f32 queries";
         throw error("attention " + why + " takes at most " + std::to_string(item_queries::capacity) +
-                    " query values per KV head (query heads per KV head x head_dim), got " + std::to_string(group) + " x " + std::to_string(HeadDim) + "; " +
-                    fix + " for this model");
+                    " query values per KV head (query heads per KV head x head_dim), got " + std::to_string(group) +
+                    " x " + std::to_string(HeadDim) + "; " + fix + " for this model");
     }
     const std::uint64_t rows_items = a.tokens * splits;
     const std::uint64_t wanted = 2 * static_cast<std::uint64_t>(pool.size());
-    const std::uint64_t wanted_ranges = rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
+    const std::uint64_t wanted_ranges =
+        rows_items >= wanted ? 1 : std::min<std::uint64_t>(a.n_head_kv, (wanted + rows_items - 1) / rows_items);
     std::uint64_t heads_per_range = (a.n_head_kv + wanted_ranges - 1) / wanted_ranges;
     if (staged) heads_per_range = std::min<std::uint64_t>(heads_per_range, item_queries::capacity / (group * HeadDim));
     const std::uint64_t head_ranges = (a.n_head_kv + heads_per_range - 1) / heads_per_range;
     const auto slice_offset = [](std::uint64_t g) { return g * HeadDim / block_size(Kv) * block_bytes(Kv); };
-    const auto slice_at = [&](const std::uint8_t* cache, std::uint64_t row, std::uint64_t g) { return cache + row * row_bytes + slice_offset(g); };
+    const auto slice_at = [&](const std::uint8_t* cache, std::uint64_t row, std::uint64_t g) {
+        return cache + row * row_bytes + slice_offset(g);
+    };
     // What an item covers: token t, split s, KV heads [g0, g1), cache rows base + [from, to).
     struct item_range {
         std::uint64_t t, s, g0, g1, from, to, base;
     };
     const auto range_of = [&](std::uint64_t item) {
         const std::uint64_t r = item % head_ranges, s = item / head_ranges % splits, t = item / head_ranges / splits;
-        const std::uint64_t g0 = std::min(a.n_head_kv, r * heads_per_range), g1 = std::min(a.n_head_kv, g0 + heads_per_range);
+        const std::uint64_t g0 = std::min(a.n_head_kv, r * heads_per_range),
+                            g1 = std::min(a.n_head_kv, g0 + heads_per_range);
         const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
         const std::uint64_t chunk = (keys + splits - 1) / splits;
         const std::uint64_t from = std::min(s * chunk, keys), to = std::min(from + chunk, keys);
@@ -113,24 +122,30 @@ void attention(const attention_args& a, thread_pool& pool) {
             const std::uint64_t span = slice_offset(g1) - slice_offset(g0);
             for (std::uint64_t p0 = from; p0 < to; p0 += key_tile) {
                 const int n = static_cast<int>(std::min<std::uint64_t>(to - p0, key_tile));
-                const std::uint64_t steps = (g1 - g0) * (grouped ? group_steps_prefetch_steps(group, n) : static_cast<std::uint64_t>(n));
+                const std::uint64_t steps =
+                    (g1 - g0) * (grouped ? group_steps_prefetch_steps(group, n) : static_cast<std::uint64_t>(n));
                 // The next tile of this item or, during the last one, the first tile of the next item.
                 tile_prefetcher next_tile;
                 if (p0 + key_tile < to) {
-                    next_tile = tile_prefetcher(slice_at(kc, base + p0 + key_tile, g0), slice_at(vc, base + p0 + key_tile, g0), row_bytes, span,
-                                                std::min<std::uint64_t>(to - p0 - key_tile, key_tile), steps);
+                    next_tile =
+                        tile_prefetcher(slice_at(kc, base + p0 + key_tile, g0), slice_at(vc, base + p0 + key_tile, g0),
+                                        row_bytes, span, std::min<std::uint64_t>(to - p0 - key_tile, key_tile), steps);
                 } else if (item + 1 < end) {
                     const item_range o = range_of(item + 1);
                     if (o.g0 < o.g1)
-                        next_tile = tile_prefetcher(slice_at(kc, o.base + o.from, o.g0), slice_at(vc, o.base + o.from, o.g0), row_bytes,
-                                                    slice_offset(o.g1) - slice_offset(o.g0), std::min<std::uint64_t>(o.to - o.from, key_tile), steps);
+                        next_tile =
+                            tile_prefetcher(slice_at(kc, o.base + o.from, o.g0), slice_at(vc, o.base + o.from, o.g0),
+                                            row_bytes, slice_offset(o.g1) - slice_offset(o.g0),
+                                            std::min<std::uint64_t>(o.to - o.from, key_tile), steps);
                 }
                 for (std::uint64_t g = g0; g < g1; ++g) {
                     if (grouped) {
                         head_state states[group_steps_max_heads];
                         for (std::uint64_t i = 0; i < group; ++i) states[i] = head_state{partial(t, g * group + i, s)};
-                        group_steps<Kv, HeadDim>(q_item + (g - g0) * group * HeadDim, rounded ? rows.at_head((g - g0) * group, HeadDim) : rounded_rows{},
-                                                 slice_at(kc, base + p0, g), slice_at(vc, base + p0, g), row_bytes, n, a.scale, states, group, next_tile);
+                        group_steps<Kv, HeadDim>(q_item + (g - g0) * group * HeadDim,
+                                                 rounded ? rows.at_head((g - g0) * group, HeadDim) : rounded_rows{},
+                                                 slice_at(kc, base + p0, g), slice_at(vc, base + p0, g), row_bytes, n,
+                                                 a.scale, states, group, next_tile);
                         continue;
                     }
                     for (int j = 0; j < n; ++j) {
@@ -142,7 +157,8 @@ void attention(const attention_args& a, thread_pool& pool) {
                         const float* qh = q_item + (h - g0 * group) * HeadDim;
                         if (rounded) {
                             const std::uint64_t first = (h - g0 * group) * HeadDim;
-                            for (int d = 0; d < HeadDim; ++d) qf[d] = rq.d[(first + d) / 32] * static_cast<float>(rq.qs[first + d]);
+                            for (int d = 0; d < HeadDim; ++d)
+                                qf[d] = rq.d[(first + d) / 32] * static_cast<float>(rq.qs[first + d]);
                             qh = qf;
                         }
                         tile_step<HeadDim>(qh, kf, vf, n, a.scale, head_state{partial(t, h, s)});

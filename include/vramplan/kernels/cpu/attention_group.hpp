@@ -21,7 +21,7 @@ namespace vramplan::kernels::cpu {
 // Whether the group step serves this cache format and head size: head slices must start on a
 // block boundary (Q8_0, Q4_0) and split into 16-value chunks.
 template <kernel_format Kv, int HeadDim>
-inline constexpr bool group_step_fits = (Kv == kernel_format::f32 || Kv == kernel_format::f16) ? HeadDim % 16 == 0
+inline constexpr bool group_step_fits = (Kv == kernel_format::f32 || Kv == kernel_format::f16)     ? HeadDim % 16 == 0
                                         : (Kv == kernel_format::q8_0 || Kv == kernel_format::q4_0) ? HeadDim % 32 == 0
                                                                                                    : false;
 
@@ -49,7 +49,8 @@ VRAMPLAN_TARGET_AVX2 inline __m256 piece_chunk(const std::uint8_t* p) {
         return load8_i8(reinterpret_cast<const blocks::q8_0*>(p)->qs + 8 * I);
     } else {
         // Element i < 16 is the low nibble of byte i, element i >= 16 the high nibble of byte i - 16.
-        const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(reinterpret_cast<const blocks::q4_0*>(p)->qs + 8 * (I % 2))));
+        const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+            reinterpret_cast<const __m128i*>(reinterpret_cast<const blocks::q4_0*>(p)->qs + 8 * (I % 2))));
         const __m256i nib = I < 2 ? _mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)) : _mm256_srli_epi32(bytes, 4);
         return _mm256_cvtepi32_ps(_mm256_sub_epi32(nib, _mm256_set1_epi32(8)));
     }
@@ -57,10 +58,11 @@ VRAMPLAN_TARGET_AVX2 inline __m256 piece_chunk(const std::uint8_t* p) {
 
 // acc_h[k] += q_h . (chunk I of the f32 or f16 pieces at k0 and k1) for the heads H....
 template <kernel_format Kv, int HeadDim, int I, std::size_t G, std::size_t... H>
-VRAMPLAN_TARGET_AVX2 inline void chunk_products(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, __m256 (&a0)[G],
-                                                                    __m256 (&a1)[G], std::index_sequence<H...>) {
+VRAMPLAN_TARGET_AVX2 inline void chunk_products(const float* q, const std::uint8_t* k0, const std::uint8_t* k1,
+                                                __m256 (&a0)[G], __m256 (&a1)[G], std::index_sequence<H...>) {
     const __m256 x0 = piece_chunk<Kv, I>(k0), x1 = piece_chunk<Kv, I>(k1);
-    ((a0[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + 8 * I), x0, a0[H]), a1[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + 8 * I), x1, a1[H])),
+    ((a0[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + 8 * I), x0, a0[H]),
+      a1[H] = _mm256_fmadd_ps(_mm256_loadu_ps(q + H * HeadDim + 8 * I), x1, a1[H])),
      ...);
 }
 
@@ -68,8 +70,8 @@ VRAMPLAN_TARGET_AVX2 inline void chunk_products(const float* q, const std::uint8
 // result is (h0 k0, h0 k1, h1 k0, ...). The per-head accumulators are arrays indexed only through
 // folds over H and the piece's chunks I, so they live in registers on every compiler.
 template <kernel_format Kv, int HeadDim, std::size_t... H, std::size_t... I>
-VRAMPLAN_TARGET_AVX2 inline void scores_2keys(const float* q, const std::uint8_t* k0, const std::uint8_t* k1, float* out,
-                                                                  std::index_sequence<H...>, std::index_sequence<I...>) {
+VRAMPLAN_TARGET_AVX2 inline void scores_2keys(const float* q, const std::uint8_t* k0, const std::uint8_t* k1,
+                                              float* out, std::index_sequence<H...>, std::index_sequence<I...>) {
     static_assert(!is_block_format(Kv), "Q8_0 and Q4_0 keys meet rounded queries: scores_rounded");
     constexpr int P = piece_values<Kv>;
     __m256 a0[] = {((void)H, _mm256_setzero_ps())...};
@@ -79,7 +81,8 @@ VRAMPLAN_TARGET_AVX2 inline void scores_2keys(const float* q, const std::uint8_t
     if constexpr (sizeof...(H) == 4) {
         const __m256 lo = _mm256_hadd_ps(_mm256_hadd_ps(a0[0], a1[0]), _mm256_hadd_ps(a0[1], a1[1]));
         const __m256 hi = _mm256_hadd_ps(_mm256_hadd_ps(a0[2], a1[2]), _mm256_hadd_ps(a0[3], a1[3]));
-        _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20), _mm256_permute2f128_ps(lo, hi, 0x31)));
+        _mm256_storeu_ps(out,
+                         _mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20), _mm256_permute2f128_ps(lo, hi, 0x31)));
     } else {
         ((out[2 * H] = hsum(a0[H]), out[2 * H + 1] = hsum(a1[H])), ...);
     }
@@ -102,7 +105,8 @@ VRAMPLAN_TARGET_AVX2 inline __m256i key_block_bytes(const std::uint8_t* p) {
 template <kernel_format Kv>
 VRAMPLAN_TARGET_AVX2 inline __m256i block_products(__m256i key, __m256i query) {
     if constexpr (Kv == kernel_format::q8_0)
-        return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(key, key), _mm256_sign_epi8(query, key)), _mm256_set1_epi16(1));
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(key, key), _mm256_sign_epi8(query, key)),
+                                 _mm256_set1_epi16(1));
     else
         return _mm256_madd_epi16(_mm256_maddubs_epi16(key, query), _mm256_set1_epi16(1));
 }
@@ -110,7 +114,9 @@ VRAMPLAN_TARGET_AVX2 inline __m256i block_products(__m256i key, __m256i query) {
 // Keys whose scores one integer reduction gathers for G heads: the products of every (head, key)
 // pair fill the eight lanes of one register (G = 3 leaves two empty).
 template <int G>
-inline constexpr int keys_per_reduction = G == 1 ? 8 : G == 2 ? 4 : 2;
+inline constexpr int keys_per_reduction = G == 1   ? 8
+                                          : G == 2 ? 4
+                                                   : 2;
 
 // The scales of the pieces at rows j0..j0 + Keys - 1 of p (rows from n on repeat row n - 1), lane
 // i holding row j0 + i % Keys. They are gathered in general registers and converted at once:
@@ -162,11 +168,13 @@ VRAMPLAN_TARGET_AVX2 inline void block_terms(const rounded_rows& q, float scale,
 // bunched before the keys (four for eight keys) they were about 10% slower at 4k with one head
 // per KV head, a small version of the burst prefetch.hpp describes.
 template <kernel_format Kv, int HeadDim, int G>
-VRAMPLAN_TARGET_AVX2 inline __m256 scores_rounded(const rounded_rows& q, const rounded_block_terms<HeadDim>& t, const std::uint8_t* k,
-                                                                     std::uint64_t row_bytes, int j0, int n, tile_prefetcher& next_tile, int steps) {
+VRAMPLAN_TARGET_AVX2 inline __m256 scores_rounded(const rounded_rows& q, const rounded_block_terms<HeadDim>& t,
+                                                  const std::uint8_t* k, std::uint64_t row_bytes, int j0, int n,
+                                                  tile_prefetcher& next_tile, int steps) {
     constexpr int K = keys_per_reduction<G>;
     const std::uint8_t* row[K];
-    for (int key = 0; key < K; ++key) row[key] = k + static_cast<std::uint64_t>(j0 + key < n ? j0 + key : n - 1) * row_bytes;
+    for (int key = 0; key < K; ++key)
+        row[key] = k + static_cast<std::uint64_t>(j0 + key < n ? j0 + key : n - 1) * row_bytes;
     __m256 acc = _mm256_setzero_ps();
     for (int b = 0; b < HeadDim / 32; ++b) {
         if (b < steps) next_tile.step();
@@ -179,9 +187,11 @@ VRAMPLAN_TARGET_AVX2 inline __m256 scores_rounded(const rounded_rows& q, const r
         }
         const __m256i lo = _mm256_hadd_epi32(_mm256_hadd_epi32(prod[0], prod[1]), _mm256_hadd_epi32(prod[2], prod[3]));
         const __m256i hi = _mm256_hadd_epi32(_mm256_hadd_epi32(prod[4], prod[5]), _mm256_hadd_epi32(prod[6], prod[7]));
-        __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+        __m256i sums =
+            _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
         if constexpr (Kv == kernel_format::q4_0) sums = _mm256_sub_epi32(sums, t.offset[b]);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(t.qscale[b], piece_scales<K>(k + at, row_bytes, j0, n)), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums),
+                              _mm256_mul_ps(t.qscale[b], piece_scales<K>(k + at, row_bytes, j0, n)), acc);
     }
     for (int b = HeadDim / 32; b < steps; ++b) next_tile.step();
     return acc;
@@ -192,12 +202,15 @@ VRAMPLAN_TARGET_AVX2 inline __m256 scores_rounded(const rounded_rows& q, const r
 // weights w come with the scales folded in.
 template <kernel_format Kv, int I0, std::size_t... H>
 VRAMPLAN_TARGET_AVX2 inline void values_16(const float (*w)[key_tile], const float* rescale, const std::uint8_t* v,
-                                                               std::uint64_t row_bytes, int n, float* const* acc, std::index_sequence<H...>) {
+                                           std::uint64_t row_bytes, int n, float* const* acc,
+                                           std::index_sequence<H...>) {
     __m256 r0[] = {_mm256_mul_ps(_mm256_loadu_ps(acc[H]), _mm256_set1_ps(rescale[H]))...};
     __m256 r1[] = {_mm256_mul_ps(_mm256_loadu_ps(acc[H] + 8), _mm256_set1_ps(rescale[H]))...};
     for (int j = 0; j < n; ++j, v += row_bytes) {
         const __m256 x0 = piece_chunk<Kv, I0>(v), x1 = piece_chunk<Kv, I0 + 1>(v);
-        ((r0[H] = _mm256_fmadd_ps(_mm256_set1_ps(w[H][j]), x0, r0[H]), r1[H] = _mm256_fmadd_ps(_mm256_set1_ps(w[H][j]), x1, r1[H])), ...);
+        ((r0[H] = _mm256_fmadd_ps(_mm256_set1_ps(w[H][j]), x0, r0[H]),
+          r1[H] = _mm256_fmadd_ps(_mm256_set1_ps(w[H][j]), x1, r1[H])),
+         ...);
     }
     ((_mm256_storeu_ps(acc[H], r0[H]), _mm256_storeu_ps(acc[H] + 8, r1[H])), ...);
 }
@@ -205,8 +218,8 @@ VRAMPLAN_TARGET_AVX2 inline void values_16(const float (*w)[key_tile], const flo
 // w[h][j] = p[h][j] * (scale of the piece at v in row j): folding a block's scale into the weights
 // once per tile takes a scale load, conversion and multiply out of every 16 values of every key.
 template <int G>
-VRAMPLAN_TARGET_AVX2 inline void fold_value_scales(const float (*p)[key_tile], const std::uint8_t* v, std::uint64_t row_bytes,
-                                                                       int n, float (*w)[key_tile]) {
+VRAMPLAN_TARGET_AVX2 inline void fold_value_scales(const float (*p)[key_tile], const std::uint8_t* v,
+                                                   std::uint64_t row_bytes, int n, float (*w)[key_tile]) {
     static_assert(key_tile == 16);
     const __m256 d0 = piece_scales<8>(v, row_bytes, 0, n), d1 = piece_scales<8>(v, row_bytes, 8, n);
     for (int h = 0; h < G; ++h) {
@@ -219,8 +232,9 @@ VRAMPLAN_TARGET_AVX2 inline void fold_value_scales(const float (*p)[key_tile], c
 // slice) folded into the states of G consecutive query heads, whose queries start at q (f32 and
 // f16 caches) or, rounded to Q8_0, at qr (Q8_0 and Q4_0 caches).
 template <kernel_format Kv, int HeadDim, int G>
-VRAMPLAN_TARGET_AVX2 inline void group_step(const float* q, const rounded_rows& qr, const std::uint8_t* k, const std::uint8_t* v,
-                                                                std::uint64_t row_bytes, int n, float scale, const head_state* st, tile_prefetcher& next_tile) {
+VRAMPLAN_TARGET_AVX2 inline void group_step(const float* q, const rounded_rows& qr, const std::uint8_t* k,
+                                            const std::uint8_t* v, std::uint64_t row_bytes, int n, float scale,
+                                            const head_state* st, tile_prefetcher& next_tile) {
     constexpr int P = piece_values<Kv>;
     alignas(32) float p[G][key_tile];
     if constexpr (is_block_format(Kv)) {
@@ -248,7 +262,8 @@ VRAMPLAN_TARGET_AVX2 inline void group_step(const float* q, const rounded_rows& 
             next_tile.step();
             float s[2 * G];
             const std::uint8_t* k0 = k + static_cast<std::uint64_t>(j) * row_bytes;
-            scores_2keys<Kv, HeadDim>(q, k0, j + 1 < n ? k0 + row_bytes : k0, s, std::make_index_sequence<G>{}, std::make_index_sequence<P / 8>{});
+            scores_2keys<Kv, HeadDim>(q, k0, j + 1 < n ? k0 + row_bytes : k0, s, std::make_index_sequence<G>{},
+                                      std::make_index_sequence<P / 8>{});
             for (int h = 0; h < G; ++h) {
                 p[h][j] = s[2 * h] * scale;
                 if (j + 1 < n) p[h][j + 1] = s[2 * h + 1] * scale;
@@ -298,13 +313,16 @@ inline bool group_steps_serve(std::uint64_t heads) {
 }
 
 // Calls to next_tile.step() one group_steps call makes for a tile of n keys.
-inline std::uint64_t group_steps_prefetch_steps(std::uint64_t heads, int n) { return (heads + 3) / 4 * static_cast<std::uint64_t>((n + 1) / 2); }
+inline std::uint64_t group_steps_prefetch_steps(std::uint64_t heads, int n) {
+    return (heads + 3) / 4 * static_cast<std::uint64_t>((n + 1) / 2);
+}
 
 // Folds the tile into the states of `heads` consecutive query heads (one KV head's group), four at
 // a time; only where group_steps_serve says so.
 template <kernel_format Kv, int HeadDim>
-inline void group_steps(const float* q, const rounded_rows& qr, const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes, int n, float scale,
-                        const head_state* st, std::uint64_t heads, tile_prefetcher& next_tile) {
+inline void group_steps(const float* q, const rounded_rows& qr, const std::uint8_t* k, const std::uint8_t* v,
+                        std::uint64_t row_bytes, int n, float scale, const head_state* st, std::uint64_t heads,
+                        tile_prefetcher& next_tile) {
 #if VRAMPLAN_X86_SIMD
     if constexpr (group_step_fits<Kv, HeadDim>) {
         for (std::uint64_t h = 0; h < heads; h += 4) {

@@ -46,8 +46,10 @@ struct item_queries {
     // Stages queries [first, first + n) of a (n at most capacity) and returns them as f32.
     const float* stage(const attention_args& a, std::uint64_t first, std::uint64_t n, bool rounds) {
         const float* q = widened;
-        if (a.q_format == kernel_format::f16) to_f32<kernel_format::f16>(a.q, first, widened, n);
-        else q = static_cast<const float*>(a.q) + first;
+        if (a.q_format == kernel_format::f16)
+            to_f32<kernel_format::f16>(a.q, first, widened, n);
+        else
+            q = static_cast<const float*>(a.q) + first;
         if (rounds) rounded.round(q, n);
         return q;
     }

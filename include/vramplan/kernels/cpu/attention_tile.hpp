@@ -57,7 +57,8 @@ inline void merge_states_portable(const float* states, std::uint64_t splits, int
     for (int d = 0; d < head_dim; ++d) out[d] = st.l > 0 ? acc[d] / st.l : 0.0f;
 }
 
-inline void tile_step_portable(const float* q, const float* k, const float* v, int head_dim, int n, float scale, head_state st) {
+inline void tile_step_portable(const float* q, const float* k, const float* v, int head_dim, int n, float scale,
+                               head_state st) {
     float s[key_tile];
     float m = st.m();
     for (int j = 0; j < n; ++j) {
@@ -88,7 +89,8 @@ namespace simd {
 // n ln2 is exact); e^r by its Taylor series to r^7, whose remainder is under 6e-9 relative.
 VRAMPLAN_TARGET_AVX2 inline __m256 exp_nonpositive(__m256 x) {
     x = _mm256_max_ps(x, _mm256_set1_ps(-86.0f));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 n =
+        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
     __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
@@ -133,8 +135,10 @@ VRAMPLAN_TARGET_AVX2 inline void fold_scores(float (*s)[key_tile], const head_st
     for (int h = 0; h < G; ++h) {
         // Padding lanes hold -inf scores; their weights are forced to exactly 0.
         const __m256 mv = _mm256_set1_ps(new_m[h]);
-        const __m256 p0 = _mm256_and_ps(exp_nonpositive(_mm256_sub_ps(s0[h], mv)), _mm256_cmp_ps(s0[h], _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
-        const __m256 p1 = _mm256_and_ps(exp_nonpositive(_mm256_sub_ps(s1[h], mv)), _mm256_cmp_ps(s1[h], _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
+        const __m256 p0 = _mm256_and_ps(exp_nonpositive(_mm256_sub_ps(s0[h], mv)),
+                                        _mm256_cmp_ps(s0[h], _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
+        const __m256 p1 = _mm256_and_ps(exp_nonpositive(_mm256_sub_ps(s1[h], mv)),
+                                        _mm256_cmp_ps(s1[h], _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
         _mm256_store_ps(s[h], p0);
         _mm256_store_ps(s[h] + 8, p1);
         st[h].l() = st[h].l() * r[h] + hsum(_mm256_add_ps(p0, p1));
@@ -172,7 +176,7 @@ VRAMPLAN_TARGET_AVX2 inline __m256 scores8(const float* q, const float* k) {
 // the whole tile (fold expressions unroll them, so no compiler leaves them on the stack).
 template <int HeadDim, int D0, std::size_t... I>
 VRAMPLAN_TARGET_AVX2 inline void accumulate(const float* p, const float* v, int n, float rescale, float* acc,
-                                                                 std::index_sequence<I...>) {
+                                            std::index_sequence<I...>) {
     const __m256 c = _mm256_set1_ps(rescale);
     __m256 r[sizeof...(I)] = {_mm256_mul_ps(_mm256_loadu_ps(acc + D0 + 8 * I), c)...};
     for (int j = 0; j < n; ++j) {
@@ -182,7 +186,8 @@ VRAMPLAN_TARGET_AVX2 inline void accumulate(const float* p, const float* v, int 
     (_mm256_storeu_ps(acc + D0 + 8 * I, r[I]), ...);
     constexpr int done = D0 + 8 * static_cast<int>(sizeof...(I));
     if constexpr (done < HeadDim)
-        accumulate<HeadDim, done>(p, v, n, rescale, acc, std::make_index_sequence<(HeadDim - done) / 8 < 8 ? (HeadDim - done) / 8 : 8>{});
+        accumulate<HeadDim, done>(p, v, n, rescale, acc,
+                                  std::make_index_sequence < (HeadDim - done) / 8 < 8 ? (HeadDim - done) / 8 : 8 > {});
 }
 
 // Score of one key (the tile's last keys when n is not a multiple of 4).
@@ -194,16 +199,19 @@ VRAMPLAN_TARGET_AVX2 inline float score1(const float* q, const float* k) {
 }
 
 template <int HeadDim>
-VRAMPLAN_TARGET_AVX2 inline void tile_step(const float* q, const float* k, const float* v, int n, float scale, head_state st) {
+VRAMPLAN_TARGET_AVX2 inline void tile_step(const float* q, const float* k, const float* v, int n, float scale,
+                                           head_state st) {
     alignas(32) float s[key_tile];
     int j = 0;
-    for (; j + 8 <= n; j += 8) _mm256_store_ps(s + j, _mm256_mul_ps(scores8<HeadDim>(q, k + j * HeadDim), _mm256_set1_ps(scale)));
+    for (; j + 8 <= n; j += 8)
+        _mm256_store_ps(s + j, _mm256_mul_ps(scores8<HeadDim>(q, k + j * HeadDim), _mm256_set1_ps(scale)));
     for (; j < n; ++j) s[j] = score1<HeadDim>(q, k + j * HeadDim) * scale;
     for (j = n; j < key_tile; ++j) s[j] = -INFINITY;
 
     float rescale;
     fold_scores<1>(&s, &st, &rescale);
-    accumulate<HeadDim, 0>(s, v, n, rescale, st.acc(), std::make_index_sequence<HeadDim / 8 < 8 ? HeadDim / 8 : 8>{});
+    accumulate<HeadDim, 0>(s, v, n, rescale, st.acc(),
+                           std::make_index_sequence < HeadDim / 8 < 8 ? HeadDim / 8 : 8 > {});
 }
 
 // clear_state_portable and merge_states_portable, eight dimensions per instruction: a decode step
@@ -217,7 +225,8 @@ VRAMPLAN_TARGET_AVX2 inline void clear_state(head_state st, std::index_sequence<
 }
 
 template <std::size_t... I>
-VRAMPLAN_TARGET_AVX2 inline void merge_states(const float* states, std::uint64_t splits, float* out, std::index_sequence<I...>) {
+VRAMPLAN_TARGET_AVX2 inline void merge_states(const float* states, std::uint64_t splits, float* out,
+                                              std::index_sequence<I...>) {
     constexpr std::uint64_t stride = 8 * sizeof...(I) + 2;
     softmax_state st;
     __m256 acc[] = {((void)I, _mm256_setzero_ps())...};
@@ -257,7 +266,8 @@ inline void merge_states(const float* states, std::uint64_t splits, float* out) 
 // q . k[j] * scale for the tile's n keys, folded into the head's online-softmax state `st`.
 // k and v are key_tile x HeadDim row-major f32 slices; rows n and beyond are ignored.
 template <int HeadDim>
-inline void tile_step(const float* q, const key_slices<HeadDim>& k, const key_slices<HeadDim>& v, int n, float scale, head_state st) {
+inline void tile_step(const float* q, const key_slices<HeadDim>& k, const key_slices<HeadDim>& v, int n, float scale,
+                      head_state st) {
 #if VRAMPLAN_X86_SIMD
     if constexpr (HeadDim % 8 == 0)
         if (has_avx2()) return simd::tile_step<HeadDim>(q, &k[0][0], &v[0][0], n, scale, st);

@@ -15,8 +15,8 @@ namespace vramplan::kernels::cpu {
 
 using matmul_fn = void (*)(const weight_view&, const float*, float*, std::uint64_t, thread_pool&);
 using attention_fn = void (*)(const attention_args&, thread_pool&);
-using kv_append_fn = void (*)(const float*, const float*, const std::int32_t*, const std::int32_t*, std::uint64_t, std::uint64_t,
-                              std::uint64_t, void*, void*);
+using kv_append_fn = void (*)(const float*, const float*, const std::int32_t*, const std::int32_t*, std::uint64_t,
+                              std::uint64_t, std::uint64_t, void*, void*);
 
 inline matmul_fn find_matmul(kernel_format w) {
     return with_kernel_format(w, [](auto f) { return matmul_fn{&matmul<f()>}; });

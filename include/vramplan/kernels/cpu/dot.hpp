@@ -114,7 +114,8 @@ VRAMPLAN_TARGET_AVX2 inline float dot_q4_0(const blocks::q4_0* w, const float* x
 
 // Whole blocks of a row to floats (the attention kernel dequantizes each K/V slice once per group).
 VRAMPLAN_TARGET_AVX2 inline void to_f32_f16(const half_bits* v, float* y, std::uint64_t n) {
-    for (std::uint64_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))));
+    for (std::uint64_t i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i))));
 }
 VRAMPLAN_TARGET_AVX2 inline void to_f32_q8_0(const blocks::q8_0* v, float* y, std::uint64_t n) {
     for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
@@ -127,7 +128,8 @@ VRAMPLAN_TARGET_AVX2 inline void to_f32_q4_0(const blocks::q4_0* v, float* y, st
     for (std::uint64_t b = 0; b < n / 32; ++b, y += 32) {
         const __m256 d = _mm256_set1_ps(scale(v[b].d));
         for (int i = 0; i < 2; ++i) {
-            const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v[b].qs + 8 * i)));
+            const __m256i bytes =
+                _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(v[b].qs + 8 * i)));
             _mm256_storeu_ps(y + 8 * i, _mm256_mul_ps(d, q4_value(_mm256_and_si256(bytes, low), eight)));
             _mm256_storeu_ps(y + 16 + 8 * i, _mm256_mul_ps(d, q4_value(_mm256_srli_epi32(bytes, 4), eight)));
         }
@@ -139,7 +141,8 @@ VRAMPLAN_TARGET_AVX2 inline void to_f32_q4_0(const blocks::q4_0* v, float* y, st
 // nibbles (elements 0..15) and the high ones (16..31) come out of one load, shift and mask.
 VRAMPLAN_TARGET_AVX2 inline __m256i q4_0_nibbles(const blocks::q4_0& w) {
     const __m256i packed = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)));
-    return _mm256_and_si256(_mm256_srlv_epi32(packed, _mm256_set_epi32(4, 4, 4, 4, 0, 0, 0, 0)), _mm256_set1_epi8(0x0f));
+    return _mm256_and_si256(_mm256_srlv_epi32(packed, _mm256_set_epi32(4, 4, 4, 4, 0, 0, 0, 0)),
+                            _mm256_set1_epi8(0x0f));
 }
 
 // 32 unsigned nibbles of a Q4_0 block (element order) times 32 signed bytes, as 8 partial sums.
@@ -149,7 +152,8 @@ VRAMPLAN_TARGET_AVX2 inline __m256 q4_0_products(const blocks::q4_0& w, __m256i 
 
 // The scales of block b of rows R... (up to eight) as one vector, lane r for row r.
 template <std::size_t... R>
-VRAMPLAN_TARGET_AVX2 inline __m256 q4_0_scales(const blocks::q4_0* const* w, std::uint64_t b, std::index_sequence<R...>) {
+VRAMPLAN_TARGET_AVX2 inline __m256 q4_0_scales(const blocks::q4_0* const* w, std::uint64_t b,
+                                               std::index_sequence<R...>) {
     __m128i h = _mm_setzero_si128();
     ((h = _mm_insert_epi16(h, w[R][b].d.bits, static_cast<int>(R))), ...);
     return _mm256_cvtph_ps(h);
@@ -164,8 +168,8 @@ VRAMPLAN_TARGET_AVX2 inline __m256 q4_0_scales(const blocks::q4_0* const* w, std
 // the offset's correction as one vector for all rows: done row by row, that scalar work was a
 // third of the instructions, and the kernel is compute-bound on a core (about 8 GB/s of weights).
 template <int Rows>
-VRAMPLAN_TARGET_AVX2 inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum,
-                                                                         std::uint64_t nblocks, float* out) {
+VRAMPLAN_TARGET_AVX2 inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq,
+                                                    const float* xsum, std::uint64_t nblocks, float* out) {
     static_assert(Rows >= 1 && Rows <= 8, "one vector holds the scales of at most eight rows");
     __m256 acc[Rows];
     __m256 corr = _mm256_setzero_ps();
@@ -176,7 +180,8 @@ VRAMPLAN_TARGET_AVX2 inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w
         corr = _mm256_fmadd_ps(dw, _mm256_set1_ps(xsum[b]), corr);
         alignas(32) float d[8];
         _mm256_store_ps(d, _mm256_mul_ps(dw, _mm256_set1_ps(scale(xq[b].d))));
-        for (int r = 0; r < Rows; ++r) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d[r]), q4_0_products(w[r][b], x), acc[r]);
+        for (int r = 0; r < Rows; ++r)
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d[r]), q4_0_products(w[r][b], x), acc[r]);
     }
     alignas(32) float c[8];
     _mm256_store_ps(c, corr);
@@ -205,7 +210,8 @@ inline float dot(const void* row, const float* x, std::uint64_t n) {
 // Rows Q4_0 rows times a vector rounded to Q8_0 blocks (xsum[b]: d_x times block b's integer sum,
 // used by the AVX2 path); the portable path multiplies block by block in integers the same way.
 template <int Rows>
-inline void dot_rows_q4_0_q8_0_portable(const blocks::q4_0* const* w, const blocks::q8_0* xq, std::uint64_t nblocks, float* out) {
+inline void dot_rows_q4_0_q8_0_portable(const blocks::q4_0* const* w, const blocks::q8_0* xq, std::uint64_t nblocks,
+                                        float* out) {
     for (int r = 0; r < Rows; ++r) {
         out[r] = 0.0f;
         for (std::uint64_t b = 0; b < nblocks; ++b) {
@@ -216,7 +222,8 @@ inline void dot_rows_q4_0_q8_0_portable(const blocks::q4_0* const* w, const bloc
     }
 }
 template <int Rows>
-inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum, std::uint64_t nblocks, float* out) {
+inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum,
+                               std::uint64_t nblocks, float* out) {
 #if VRAMPLAN_X86_SIMD
     if (has_avx2()) return simd::dot_rows_q4_0_q8_0<Rows>(w, xq, xsum, nblocks, out);
 #endif
@@ -231,8 +238,10 @@ inline void to_f32(const void* row, std::uint64_t start, float* out, std::uint64
     if (has_avx2() && start % block_size(F) == 0 && n % (block_size(F) == 1 ? 8 : 32) == 0) {
         const auto* at = static_cast<const std::uint8_t*>(row) + start / block_size(F) * block_bytes(F);
         if constexpr (F == kernel_format::f16) return simd::to_f32_f16(reinterpret_cast<const half_bits*>(at), out, n);
-        if constexpr (F == kernel_format::q8_0) return simd::to_f32_q8_0(reinterpret_cast<const blocks::q8_0*>(at), out, n);
-        if constexpr (F == kernel_format::q4_0) return simd::to_f32_q4_0(reinterpret_cast<const blocks::q4_0*>(at), out, n);
+        if constexpr (F == kernel_format::q8_0)
+            return simd::to_f32_q8_0(reinterpret_cast<const blocks::q8_0*>(at), out, n);
+        if constexpr (F == kernel_format::q4_0)
+            return simd::to_f32_q4_0(reinterpret_cast<const blocks::q4_0*>(at), out, n);
     }
 #endif
     for (std::uint64_t i = 0; i < n; ++i) out[i] = load<F>(row, start + i);

@@ -19,9 +19,11 @@ inline void rms_norm(const float* x, const float* w, float* y, std::uint64_t row
 }
 
 // Rotates every head of every row; row t is at position positions[t].
-inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim, const std::int32_t* positions, const rope_config& r) {
+inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim, const std::int32_t* positions,
+                 const rope_config& r) {
     for (std::uint64_t t = 0; t < rows; ++t)
-        for (std::uint64_t h = 0; h < heads; ++h) rope_head(x + (t * heads + h) * head_dim, head_dim, static_cast<std::uint64_t>(positions[t]), r);
+        for (std::uint64_t h = 0; h < heads; ++h)
+            rope_head(x + (t * heads + h) * head_dim, head_dim, static_cast<std::uint64_t>(positions[t]), r);
 }
 
 // gate = silu(gate) * up

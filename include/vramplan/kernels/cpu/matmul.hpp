@@ -19,7 +19,9 @@ struct weight_view {
     const void* data = nullptr;
     std::uint64_t rows = 0;  // output features
     std::uint64_t cols = 0;  // input features (the stored row)
-    const void* row(std::uint64_t r) const { return static_cast<const std::uint8_t*>(data) + r * kernel_row_bytes(fmt, cols); }
+    const void* row(std::uint64_t r) const {
+        return static_cast<const std::uint8_t*>(data) + r * kernel_row_bytes(fmt, cols);
+    }
 };
 
 namespace detail {
@@ -33,7 +35,7 @@ inline void q4_0_matmul(const weight_view& w, const float* x, float* y, std::uin
     constexpr std::uint64_t stack_blocks = 2048;
     constexpr std::uint64_t group = 8;  // rows per pass: eight weight streams share each block of x
     const std::uint64_t nblocks = w.cols / 32;
-    const std::uint64_t slice = std::min(nblocks, stack_blocks);            // columns (in blocks) per pass
+    const std::uint64_t slice = std::min(nblocks, stack_blocks);  // columns (in blocks) per pass
     const std::uint64_t tokens_per_pass = std::max<std::uint64_t>(1, stack_blocks / std::max<std::uint64_t>(slice, 1));
     pool.parallel_for((w.rows + group - 1) / group, [&](std::uint64_t begin, std::uint64_t end) {
         blocks::q8_0 xq[stack_blocks];

@@ -22,7 +22,8 @@ public:
     tile_prefetcher() = default;
     // Rows [0, rows) of k and v (row_bytes apart), span bytes of each from the given pointers,
     // spread over `steps` calls of step().
-    tile_prefetcher(const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes, std::uint64_t span, std::uint64_t rows, std::uint64_t steps)
+    tile_prefetcher(const std::uint8_t* k, const std::uint8_t* v, std::uint64_t row_bytes, std::uint64_t span,
+                    std::uint64_t rows, std::uint64_t steps)
         : k_(k), v_(v), row_bytes_(row_bytes), span_(span), rows_(span == 0 ? 0 : rows) {
         const std::uint64_t lines = rows_ * ((span + 63) / 64);
         // One more line per step than an even share, so the last line goes out before the tile ends.

@@ -43,7 +43,8 @@ VRAMPLAN_TARGET_AVX2 inline std::int32_t quantize_block_q8_0(const float* x, blo
     const float d = _mm256_cvtss_f32(m) / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     b.d = to_half(d);
-    const __m256 scale = _mm256_set1_ps(id), one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f), minus_half = _mm256_set1_ps(-0.5f);
+    const __m256 scale = _mm256_set1_ps(id), one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f),
+                 minus_half = _mm256_set1_ps(-0.5f);
     __m256i q[4];
     for (int i = 0; i < 4; ++i) {
         const __m256 p = _mm256_mul_ps(v[i], scale);
@@ -56,7 +57,8 @@ VRAMPLAN_TARGET_AVX2 inline std::int32_t quantize_block_q8_0(const float* x, blo
     // Packing interleaves the 128-bit lanes: bytes come out as 4-value runs of q0 q1 q2 q3 (low
     // halves), then the high halves; the permute puts the runs back in element order.
     const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b.qs), _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b.qs),
+                        _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
     const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
     __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
     s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
@@ -80,7 +82,8 @@ inline std::int32_t quantize_block_q8_0(const float* x, blocks::q8_0& b) {
 template <kernel_format F>
 inline void store_row_cpu(const float* x, void* row, std::uint64_t n) {
     if constexpr (F == kernel_format::q8_0) {
-        for (std::uint64_t b = 0; b < n / blocks::qk; ++b) quantize_block_q8_0(x + b * blocks::qk, static_cast<blocks::q8_0*>(row)[b]);
+        for (std::uint64_t b = 0; b < n / blocks::qk; ++b)
+            quantize_block_q8_0(x + b * blocks::qk, static_cast<blocks::q8_0*>(row)[b]);
     } else {
         store_row<F>(x, row, n);
     }

@@ -16,7 +16,8 @@ namespace vramplan::kernels::cpu {
 
 class thread_pool {
 public:
-    explicit thread_pool(unsigned threads = std::max(1u, std::thread::hardware_concurrency())) : n_(std::max(1u, threads)) {
+    explicit thread_pool(unsigned threads = std::max(1u, std::thread::hardware_concurrency()))
+        : n_(std::max(1u, threads)) {
         for (unsigned t = 1; t < n_; ++t) workers_.emplace_back([this, t] { run(t); });
     }
     ~thread_pool() {
@@ -42,7 +43,9 @@ public:
         }
         {
             std::lock_guard lock(mu_);
-            task_ = [](void* ctx, std::uint64_t b, std::uint64_t e) { (*static_cast<std::remove_reference_t<Fn>*>(ctx))(b, e); };
+            task_ = [](void* ctx, std::uint64_t b, std::uint64_t e) {
+                (*static_cast<std::remove_reference_t<Fn>*>(ctx))(b, e);
+            };
             ctx_ = &fn;
             total_ = n;
             pending_.store(n_ - 1, std::memory_order_relaxed);
@@ -61,12 +64,15 @@ public:
 private:
     static constexpr int spin_limit = 1 << 16;
 
-    std::pair<std::uint64_t, std::uint64_t> share(unsigned t, std::uint64_t n) const { return {n * t / n_, n * (t + 1) / n_}; }
+    std::pair<std::uint64_t, std::uint64_t> share(unsigned t, std::uint64_t n) const {
+        return {n * t / n_, n * (t + 1) / n_};
+    }
 
     void run(unsigned t) {
         std::uint64_t seen = 0;
         for (;;) {
-            for (int spin = 0; generation_.load(std::memory_order_acquire) == seen && spin < spin_limit; ++spin) std::this_thread::yield();
+            for (int spin = 0; generation_.load(std::memory_order_acquire) == seen && spin < spin_limit; ++spin)
+                std::this_thread::yield();
             void (*task)(void*, std::uint64_t, std::uint64_t);
             void* ctx;
             std::uint64_t n;

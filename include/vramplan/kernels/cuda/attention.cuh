@@ -39,14 +39,15 @@ constexpr int power_of_two_at_least(int n) { return n <= 1 ? 1 : 2 * power_of_tw
 template <int HeadDim>
 inline constexpr int lanes_per_key = power_of_two_at_least(HeadDim / 8);
 template <int HeadDim>
-inline constexpr int tile_keys = threads / lanes_per_key<HeadDim> * passes;
+inline constexpr int tile_keys = threads / lanes_per_key<HeadDim>* passes;
 }  // namespace attention_tiling
 
 template <kernels::kernel_format Kv, int HeadDim>
-__global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::blocks_per_sm) attention_partial(kernels::attention_args a,
-                                                                                                                  std::uint64_t splits) {
+__global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::blocks_per_sm)
+    attention_partial(kernels::attention_args a, std::uint64_t splits) {
     using namespace attention_tiling;
-    static_assert(HeadDim % 8 == 0 && lanes_per_key<HeadDim> <= 32, "K and V rows are read in 8-value chunks, one warp at most per key");
+    static_assert(HeadDim % 8 == 0 && lanes_per_key<HeadDim> <= 32,
+                  "K and V rows are read in 8-value chunks, one warp at most per key");
     constexpr int L = lanes_per_key<HeadDim>;
     constexpr int keys_per_pass = threads / L;
     constexpr int TK = tile_keys<HeadDim>;
@@ -74,7 +75,8 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
     const auto* k_cache = static_cast<const std::uint8_t*>(a.k) + base * row_bytes;
     const auto* v_cache = static_cast<const std::uint8_t*>(a.v) + base * row_bytes;
 
-    for (int i = tid; i < max_heads * HeadDim; i += threads) qs[i] = i < nh * HeadDim ? a.query((t * a.n_head + h0) * HeadDim + i) : 0.0f;
+    for (int i = tid; i < max_heads * HeadDim; i += threads)
+        qs[i] = i < nh * HeadDim ? a.query((t * a.n_head + h0) * HeadDim + i) : 0.0f;
     __syncthreads();
     if constexpr (kernels::rounds_queries(Kv, HeadDim)) {
         // The CPU kernels' rounding, so both give the same results: a thread per block.
@@ -227,18 +229,23 @@ template <kernels::kernel_format Kv, int HeadDim>
 void attention(const kernels::attention_args& a, cudaStream_t stream) {
     kernels::check_query_format(a);
     const std::uint64_t splits = a.splits();
-    const std::uint64_t parts = (a.n_head / a.n_head_kv + attention_tiling::max_heads - 1) / attention_tiling::max_heads;
-    const dim3 grid(static_cast<unsigned>(a.n_head_kv * parts), static_cast<unsigned>(splits), static_cast<unsigned>(a.tokens));
+    const std::uint64_t parts =
+        (a.n_head / a.n_head_kv + attention_tiling::max_heads - 1) / attention_tiling::max_heads;
+    const dim3 grid(static_cast<unsigned>(a.n_head_kv * parts), static_cast<unsigned>(splits),
+                    static_cast<unsigned>(a.tokens));
     attention_partial<Kv, HeadDim><<<grid, attention_tiling::threads, 0, stream>>>(a, splits);
     check_launch("attention_partial");
-    attention_merge<HeadDim><<<dim3(static_cast<unsigned>(a.n_head), static_cast<unsigned>(a.tokens)), HeadDim < 32 ? 32 : HeadDim, 0, stream>>>(a, splits);
+    constexpr unsigned merge_threads = HeadDim < 32 ? 32 : HeadDim;  // a thread per dimension, at least a warp
+    const dim3 merge_grid(static_cast<unsigned>(a.n_head), static_cast<unsigned>(a.tokens));
+    attention_merge<HeadDim><<<merge_grid, merge_threads, 0, stream>>>(a, splits);
     check_launch("attention_merge");
 }
 
 // Quantizes new K and V rows into the cache: one thread per block (or element for dense formats).
 template <kernels::kernel_format Kv>
-__global__ void kv_append_kernel(const float* k_new, const float* v_new, const std::int32_t* pos, const std::int32_t* seq, std::uint64_t kv_dim,
-                                 std::uint64_t context, void* k_cache, void* v_cache) {
+__global__ void kv_append_kernel(const float* k_new, const float* v_new, const std::int32_t* pos,
+                                 const std::int32_t* seq, std::uint64_t kv_dim, std::uint64_t context, void* k_cache,
+                                 void* v_cache) {
     const std::uint64_t t = blockIdx.y;
     const std::uint64_t unit = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int bs = kernels::block_size(Kv);
@@ -246,16 +253,20 @@ __global__ void kv_append_kernel(const float* k_new, const float* v_new, const s
     const std::uint64_t row = kernels::kv_cache_row(seq, t, context, static_cast<std::uint64_t>(pos[t]));
     const std::uint64_t row_bytes = kernels::kernel_row_bytes(Kv, kv_dim);
     const std::uint64_t offset = unit * kernels::block_bytes(Kv);
-    kernels::store_row<Kv>(k_new + t * kv_dim + unit * bs, static_cast<std::uint8_t*>(k_cache) + row * row_bytes + offset, bs);
-    kernels::store_row<Kv>(v_new + t * kv_dim + unit * bs, static_cast<std::uint8_t*>(v_cache) + row * row_bytes + offset, bs);
+    kernels::store_row<Kv>(k_new + t * kv_dim + unit * bs,
+                           static_cast<std::uint8_t*>(k_cache) + row * row_bytes + offset, bs);
+    kernels::store_row<Kv>(v_new + t * kv_dim + unit * bs,
+                           static_cast<std::uint8_t*>(v_cache) + row * row_bytes + offset, bs);
 }
 
 template <kernels::kernel_format Kv>
-void kv_append(const float* k_new, const float* v_new, const std::int32_t* pos, const std::int32_t* seq, std::uint64_t tokens, std::uint64_t kv_dim,
-               std::uint64_t context, void* k_cache, void* v_cache, cudaStream_t stream) {
+void kv_append(const float* k_new, const float* v_new, const std::int32_t* pos, const std::int32_t* seq,
+               std::uint64_t tokens, std::uint64_t kv_dim, std::uint64_t context, void* k_cache, void* v_cache,
+               cudaStream_t stream) {
     const std::uint64_t units = kv_dim / kernels::block_size(Kv);
-    kv_append_kernel<Kv><<<dim3(static_cast<unsigned>((units + 127) / 128), static_cast<unsigned>(tokens)), 128, 0, stream>>>(k_new, v_new, pos, seq, kv_dim,
-                                                                                                                           context, k_cache, v_cache);
+    kv_append_kernel<Kv>
+        <<<dim3(static_cast<unsigned>((units + 127) / 128), static_cast<unsigned>(tokens)), 128, 0, stream>>>(
+            k_new, v_new, pos, seq, kv_dim, context, k_cache, v_cache);
     check_launch("kv_append_kernel");
 }
 

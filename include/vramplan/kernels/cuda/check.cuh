@@ -12,8 +12,8 @@ namespace vramplan::gpu {
 
 inline void check(cudaError_t status, const char* call, std::source_location where = std::source_location::current()) {
     if (status == cudaSuccess) return;
-    throw error(std::string("CUDA error in ") + call + " at " + where.file_name() + ":" + std::to_string(where.line()) + ": " +
-                cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
+    throw error(std::string("CUDA error in ") + call + " at " + where.file_name() + ":" + std::to_string(where.line()) +
+                ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
 }
 
 // Errors of the last kernel launch.

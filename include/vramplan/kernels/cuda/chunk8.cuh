@@ -41,10 +41,14 @@ struct chunk8<kernels::kernel_format::f32> {
 template <kernels::kernel_format F>
 struct chunk8_16bit {
     uint4 bits;
-    __device__ void fetch(const void* row, std::uint64_t i) { bits = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(row) + i); }
+    __device__ void fetch(const void* row, std::uint64_t i) {
+        bits = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(row) + i);
+    }
     __device__ static float widen(unsigned b) {
-        if constexpr (F == kernels::kernel_format::f16) return half_to_float(static_cast<std::uint16_t>(b));
-        else return __uint_as_float(b << 16);  // bf16 is the top half of an f32
+        if constexpr (F == kernels::kernel_format::f16)
+            return half_to_float(static_cast<std::uint16_t>(b));
+        else
+            return __uint_as_float(b << 16);  // bf16 is the top half of an f32
     }
     __device__ void decode(float (&v)[8]) const {
         const unsigned w[4] = {bits.x, bits.y, bits.z, bits.w};
@@ -62,7 +66,9 @@ struct chunk8<kernels::kernel_format::bf16> : chunk8_16bit<kernels::kernel_forma
 // Small integers become floats without the quarter-rate integer conversion: byte b placed under
 // the exponent of 2^23 (__byte_perm into 0x4B000000) is the float 2^23 + b exactly, and one
 // subtraction leaves b minus the format's offset, also exactly.
-__device__ inline float byte_as_float(unsigned word, unsigned byte) { return __uint_as_float(__byte_perm(word, 0x4B000000u, 0x7540u | byte)); }
+__device__ inline float byte_as_float(unsigned word, unsigned byte) {
+    return __uint_as_float(__byte_perm(word, 0x4B000000u, 0x7540u | byte));
+}
 
 // A quantized chunk's values: its integers (values()) times the block scale it returns.
 template <class Chunk>
@@ -84,8 +90,9 @@ struct chunk8<kernels::kernel_format::q8_0> {
     // The quants as floats; returns the block's scale.
     __device__ float values(float (&v)[8]) const {
         for (int k = 0; k < 2; ++k) {
-            const unsigned word = (q[2 * k] | static_cast<unsigned>(q[2 * k + 1]) << 16) ^ 0x80808080u;  // int8 -> uint8 + 128
-            for (int j = 0; j < 4; ++j) v[4 * k + j] = byte_as_float(word, j) - 8388736.0f;            // 2^23 + 128
+            const unsigned word =
+                (q[2 * k] | static_cast<unsigned>(q[2 * k + 1]) << 16) ^ 0x80808080u;        // int8 -> uint8 + 128
+            for (int j = 0; j < 4; ++j) v[4 * k + j] = byte_as_float(word, j) - 8388736.0f;  // 2^23 + 128
         }
         return half_to_float(d);
     }

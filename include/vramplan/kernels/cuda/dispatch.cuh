@@ -6,18 +6,20 @@
 #include <string>
 #include <utility>
 
-#include "vramplan/kernels/supported.hpp"
 #include "vramplan/kernels/cuda/attention.cuh"
 #include "vramplan/kernels/cuda/elementwise.cuh"
 #include "vramplan/kernels/cuda/matmul.cuh"
+#include "vramplan/kernels/supported.hpp"
 
 namespace vramplan::gpu {
 
-using matmul_fn = void (*)(const void*, const float*, float*, std::uint64_t, std::uint64_t, std::uint64_t, cudaStream_t);
-using matmul_half_fn = void (*)(const void*, const __half*, float*, std::uint64_t, std::uint64_t, std::uint64_t, cudaStream_t);
+using matmul_fn = void (*)(const void*, const float*, float*, std::uint64_t, std::uint64_t, std::uint64_t,
+                           cudaStream_t);
+using matmul_half_fn = void (*)(const void*, const __half*, float*, std::uint64_t, std::uint64_t, std::uint64_t,
+                                cudaStream_t);
 using attention_fn = void (*)(const kernels::attention_args&, cudaStream_t);
-using kv_append_fn = void (*)(const float*, const float*, const std::int32_t*, const std::int32_t*, std::uint64_t, std::uint64_t, std::uint64_t, void*, void*,
-                              cudaStream_t);
+using kv_append_fn = void (*)(const float*, const float*, const std::int32_t*, const std::int32_t*, std::uint64_t,
+                              std::uint64_t, std::uint64_t, void*, void*, cudaStream_t);
 using embed_fn = void (*)(const void*, const std::int32_t*, float*, std::uint64_t, std::uint64_t, cudaStream_t);
 
 template <class A>
@@ -31,7 +33,8 @@ inline embed_fn find_embed(kernels::kernel_format f) {
 }
 
 inline attention_fn find_attention(kernels::kernel_format kv, std::uint64_t head_dim) {
-    return kernels::with_attention_shape(kv, head_dim, [](auto k, auto d) { return attention_fn{&attention<k(), d()>}; });
+    return kernels::with_attention_shape(kv, head_dim,
+                                         [](auto k, auto d) { return attention_fn{&attention<k(), d()>}; });
 }
 
 inline kv_append_fn find_kv_append(kernels::kernel_format kv) {

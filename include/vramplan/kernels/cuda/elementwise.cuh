@@ -25,21 +25,24 @@ __global__ void rms_norm_kernel(const float* x, const float* w, float* y, std::u
     for (std::uint64_t i = threadIdx.x; i < n; i += reduce_threads) y[blockIdx.x * n + i] = row[i] * scale * w[i];
 }
 
-inline void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps, cudaStream_t s) {
+inline void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps,
+                     cudaStream_t s) {
     rms_norm_kernel<<<static_cast<unsigned>(rows), reduce_threads, 0, s>>>(x, w, y, n, eps);
     check_launch("rms_norm_kernel");
 }
 
-__global__ void rope_kernel(float* x, std::uint64_t heads, int head_dim, const std::int32_t* positions, kernels::rope_config r) {
+__global__ void rope_kernel(float* x, std::uint64_t heads, int head_dim, const std::int32_t* positions,
+                            kernels::rope_config r) {
     const std::uint64_t t = blockIdx.y, h = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (h >= heads) return;
     kernels::rope_head(x + (t * heads + h) * head_dim, head_dim, static_cast<std::uint64_t>(positions[t]), r);
 }
 
 // r.freq_divisors, when set, points to device memory.
-inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim, const std::int32_t* positions, const kernels::rope_config& r,
-                 cudaStream_t s) {
-    rope_kernel<<<dim3(static_cast<unsigned>((heads + 63) / 64), static_cast<unsigned>(rows)), 64, 0, s>>>(x, heads, head_dim, positions, r);
+inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim, const std::int32_t* positions,
+                 const kernels::rope_config& r, cudaStream_t s) {
+    rope_kernel<<<dim3(static_cast<unsigned>((heads + 63) / 64), static_cast<unsigned>(rows)), 64, 0, s>>>(
+        x, heads, head_dim, positions, r);
     check_launch("rope_kernel");
 }
 
@@ -77,12 +80,14 @@ template <kernels::kernel_format F>
 __global__ void embed_kernel(const void* table, const std::int32_t* tokens, float* x, std::uint64_t n) {
     const std::uint64_t t = blockIdx.y, i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const void* row = static_cast<const std::uint8_t*>(table) + static_cast<std::uint64_t>(tokens[t]) * kernels::kernel_row_bytes(F, n);
+    const void* row = static_cast<const std::uint8_t*>(table) +
+                      static_cast<std::uint64_t>(tokens[t]) * kernels::kernel_row_bytes(F, n);
     x[t * n + i] = kernels::load<F>(row, i);
 }
 
 template <kernels::kernel_format F>
-void embed(const void* table, const std::int32_t* tokens, float* x, std::uint64_t rows, std::uint64_t n, cudaStream_t s) {
+void embed(const void* table, const std::int32_t* tokens, float* x, std::uint64_t rows, std::uint64_t n,
+           cudaStream_t s) {
     embed_kernel<F><<<dim3(blocks_for(n), static_cast<unsigned>(rows)), 256, 0, s>>>(table, tokens, x, n);
     check_launch("embed_kernel");
 }

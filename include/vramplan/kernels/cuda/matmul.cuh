@@ -6,8 +6,8 @@
 // cub::WarpReduce sums the lanes. Rows whose length is not a multiple of 8 take a per-element path.
 #pragma once
 
-#include <cub/warp/warp_reduce.cuh>
 #include <cuda_fp16.h>
+#include <cub/warp/warp_reduce.cuh>
 
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cuda/check.cuh"
@@ -17,8 +17,10 @@ namespace vramplan::gpu {
 
 template <class A>
 __device__ inline float act_value(const A* x, std::uint64_t i) {
-    if constexpr (std::is_same_v<A, __half>) return __half2float(x[i]);
-    else return x[i];
+    if constexpr (std::is_same_v<A, __half>)
+        return __half2float(x[i]);
+    else
+        return x[i];
 }
 
 // This lane's share of sum_c w[c] * x[c] over one stored row, element by element: the path for
@@ -33,7 +35,8 @@ __device__ inline float lane_dot(const void* row, const A* x, std::uint64_t cols
 inline constexpr int matmul_warps = 4;  // rows per block
 
 template <kernels::kernel_format F, class A>
-__global__ void matmul_elementwise(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) {
+__global__ void matmul_elementwise(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols,
+                                   std::uint64_t tokens) {
     using reduce = cub::WarpReduce<float>;
     __shared__ typename reduce::TempStorage tmp[matmul_warps];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -51,8 +54,10 @@ template <kernels::kernel_format F, class A, int Tokens>
 __device__ inline void accumulate(const chunk8<F>& wc, const act8<A> (&xc)[Tokens], int n_tok, float (&acc)[Tokens]) {
     constexpr bool scaled = F == kernels::kernel_format::q8_0 || F == kernels::kernel_format::q4_0;
     float wv[8], scale = 1.0f;
-    if constexpr (scaled) scale = wc.values(wv);
-    else wc.decode(wv);
+    if constexpr (scaled)
+        scale = wc.values(wv);
+    else
+        wc.decode(wv);
 #pragma unroll
     for (int t = 0; t < Tokens; ++t) {
         if (t >= n_tok) break;
@@ -72,8 +77,9 @@ __device__ inline void accumulate(const chunk8<F>& wc, const act8<A> (&xc)[Token
 
 // Sums each token's lanes and writes y[t][r].
 template <int Tokens>
-__device__ inline void store_row_sums(const float (&acc)[Tokens], typename cub::WarpReduce<float>::TempStorage& tmp, float* y, std::uint64_t rows,
-                                      std::uint64_t r, std::uint64_t t0, int n_tok, int lane) {
+__device__ inline void store_row_sums(const float (&acc)[Tokens], typename cub::WarpReduce<float>::TempStorage& tmp,
+                                      float* y, std::uint64_t rows, std::uint64_t r, std::uint64_t t0, int n_tok,
+                                      int lane) {
 #pragma unroll
     for (int t = 0; t < Tokens; ++t) {
         const float sum = cub::WarpReduce<float>(tmp).Sum(acc[t]);
@@ -86,8 +92,8 @@ __device__ inline void store_row_sums(const float (&acc)[Tokens], typename cub::
 // chunk (the activations are re-read once per row group from cache, which for the quantized
 // formats costs more than the weights themselves). Unroll: chunks per lane in flight at once.
 template <kernels::kernel_format F, class A, int Tokens, int Rows, int Unroll>
-__global__ void __launch_bounds__(matmul_warps * 32) matmul_chunked(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols,
-                                                                     std::uint64_t tokens) {
+__global__ void __launch_bounds__(matmul_warps * 32)
+    matmul_chunked(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) {
     __shared__ typename cub::WarpReduce<float>::TempStorage tmp[matmul_warps];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const std::uint64_t r0 = (static_cast<std::uint64_t>(blockIdx.x) * matmul_warps + warp) * Rows;
@@ -126,13 +132,15 @@ __global__ void __launch_bounds__(matmul_warps * 32) matmul_chunked(const void* 
 }
 
 template <kernels::kernel_format F, class A>
-void matmul(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens, cudaStream_t stream) {
+void matmul(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens,
+            cudaStream_t stream) {
     const dim3 block(matmul_warps * 32);
     auto grid = [&](std::uint64_t rows_per_warp, std::uint64_t tokens_per_warp) {
         return dim3(static_cast<unsigned>((rows + matmul_warps * rows_per_warp - 1) / (matmul_warps * rows_per_warp)),
                     static_cast<unsigned>((tokens + tokens_per_warp - 1) / tokens_per_warp));
     };
-    constexpr bool dense = F == kernels::kernel_format::f32 || F == kernels::kernel_format::f16 || F == kernels::kernel_format::bf16;
+    constexpr bool dense =
+        F == kernels::kernel_format::f32 || F == kernels::kernel_format::f16 || F == kernels::kernel_format::bf16;
     auto aligned = [](const void* p, std::uintptr_t to) { return reinterpret_cast<std::uintptr_t>(p) % to == 0; };
     // Chunks need rows of a multiple of 8 values and, for the dense formats, 16-byte aligned rows.
     if (cols % 8 != 0 || !aligned(x, 16) || !aligned(w, dense ? 16 : 2)) {
@@ -142,8 +150,12 @@ void matmul(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64
     // Dense weights outweigh the activations they meet: one row per warp. Quantized ones are 2 to
     // 7 times smaller than f32 activations: four rows per warp share each activation load.
     constexpr int rows_per_warp = dense ? 1 : 4;
-    if (tokens == 1) matmul_chunked<F, A, 1, rows_per_warp, dense ? 4 : 2><<<grid(rows_per_warp, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
-    else matmul_chunked<F, A, 4, rows_per_warp, 1><<<grid(rows_per_warp, 4), block, 0, stream>>>(w, x, y, rows, cols, tokens);
+    if (tokens == 1)
+        matmul_chunked<F, A, 1, rows_per_warp, dense ? 4 : 2>
+            <<<grid(rows_per_warp, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
+    else
+        matmul_chunked<F, A, 4, rows_per_warp, 1>
+            <<<grid(rows_per_warp, 4), block, 0, stream>>>(w, x, y, rows, cols, tokens);
     check_launch("matmul_chunked");
 }
 
