@@ -8,6 +8,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "test_model.hpp"
 
@@ -212,18 +218,21 @@ TEST_CASE("models and gpus and the SVG picture") {
 }
 
 TEST_CASE("bad input: one clear line and exit 2 and the valid choices named") {
-    for (auto [args, expect] : {std::pair{"plan -m gpt-9 -g 4090", "built-in models: Llama-2-7B"},
-                                std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: RTX 3060"},
-                                std::pair{"plan -m llama3-8b -g 4090 --kv q9", "known formats:"},
-                                std::pair{"plan -m llama3-8b -g 4090 --ctx 0", "context must be"},
-                                std::pair{"plan -m llama3-8b -g 4090 --gpu-layers many", "--gpu-layers takes"},
-                                std::pair{"plan -m llama3-8b -g 4090 --ctx 100000000000000000", "overflow"},
-                                std::pair{"plan -m llama3-8b -g 4090 --ctx -5", "--ctx: takes a whole number"},
-                                std::pair{"train -m llama3-8b -g 4090 --seq -1", "--seq: takes a whole number"},
-                                std::pair{"plan -m llama3-8b -g 12XB", "unknown GPU"},
-                                std::pair{"plan -m llama3-8b -g 8GiB --reserve 9GiB", "leaves nothing"},
-                                std::pair{"plan -m /nonexistent/model.gguf -g 4090", "cannot open"},
-                                std::pair{"plan -g 4090", "--model is required"}}) {
+    for (auto [args, expect] :
+         {std::pair{"plan -m gpt-9 -g 4090", "built-in models: Llama-2-7B"},
+          std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: RTX 3060"},
+          std::pair{"plan -m llama3-8b -g 4090 --kv q9", "known formats:"},
+          std::pair{"plan -m llama3-8b -g 4090 --ctx 0", "context must be"},
+          std::pair{"plan -m llama3-8b -g 4090 --gpu-layers many", "--gpu-layers takes"},
+          std::pair{"plan -m llama3-8b -g 4090 --ctx 100000000000000000", "overflow"},
+          std::pair{"plan -m llama3-8b -g 4090 --ctx -5", "--ctx: takes a whole number"},
+          std::pair{"train -m llama3-8b -g 4090 --seq -1", "--seq: takes a whole number"},
+          std::pair{"plan -m llama3-8b -g 12XB", "unknown GPU"},
+          std::pair{"plan -m llama3-8b -g 8GiB --reserve 9GiB", "leaves nothing"},
+          std::pair{"plan -m /nonexistent/model.gguf -g 4090", "'/nonexistent/model.gguf' does not exist"},
+          std::pair{"plan -m llama3-8b -g 4090 --gpu-layers 99999999999999999999999", "--gpu-layers takes"},
+          std::pair{"plan -m llama3-8b -g 4090 --reserve 1000000000000000000000000000000GiB", "out of range"},
+          std::pair{"plan -g 4090", "--model is required"}}) {
         CAPTURE(args);
         const auto r = run(args);
         CAPTURE(r.out);
@@ -231,6 +240,105 @@ TEST_CASE("bad input: one clear line and exit 2 and the valid choices named") {
         CHECK(r.out.find(expect) != std::string::npos);
         CHECK(r.out.find("terminate") == std::string::npos);
     }
+}
+
+namespace {
+// A path that is not a model file, made as the test needs it.
+struct hostile_path {
+    std::string path, expect;
+};
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::vector<hostile_path> hostile_paths() {
+    namespace fs = std::filesystem;
+    std::vector<hostile_path> all;
+    const std::string dir = temp("vramplan_dir.gguf"), fifo = temp("vramplan_fifo.gguf"),
+                      empty = temp("vramplan_empty.gguf");
+    const std::string loop_a = temp("vramplan_loop_a.gguf"), loop_b = temp("vramplan_loop_b.gguf");
+    const std::string zero = temp("vramplan_zero.gguf"), urandom = temp("vramplan_urandom.gguf"),
+                      sock = temp("vramplan_sock.gguf");
+    for (const auto& p : {dir, fifo, empty, loop_a, loop_b, zero, urandom, sock}) fs::remove_all(p);
+    fs::create_directory(dir);
+    REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+    write_text(empty, "");
+    fs::create_symlink(loop_b, loop_a);
+    fs::create_symlink(loop_a, loop_b);
+    fs::create_symlink("/dev/zero", zero);
+    fs::create_symlink("/dev/urandom", urandom);
+    const int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock.c_str());
+    REQUIRE(bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    close(s);  // the socket file stays
+    all.push_back({dir, "is a directory"});
+    all.push_back({fifo, "is a FIFO"});
+    all.push_back({empty, "is empty"});
+    all.push_back({loop_a, "loop of symbolic links"});
+    all.push_back({zero, "is a device"});
+    all.push_back({urandom, "is a device"});
+    all.push_back({sock, "is a socket"});
+    // config.json inputs: the same checks, and every value read by its key.
+    const std::string cdir = temp("vramplan_dir.json"), bad = temp("vramplan_bad.json"),
+                      arr = temp("vramplan_array.json");
+    const std::string wrong = temp("vramplan_wrong_type.json"), scaling = temp("vramplan_bad_scaling.json");
+    fs::remove_all(cdir);
+    fs::create_directory(cdir);
+    write_text(bad, "{\"model_type\": \"llama\", ");
+    write_text(arr, "[1, 2, 3]");
+    const std::string base =
+        R"("model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32, )"
+        R"("num_attention_heads": 32, "intermediate_size": 11008)";
+    write_text(wrong, "{" + base + R"(, "rope_theta": "big"})");
+    write_text(scaling, "{" + base + R"(, "rope_scaling": {"type": "linear", "factor": "two"}})");
+    all.push_back({cdir, "is a directory"});
+    all.push_back({bad, "is not valid JSON (a syntax error near byte"});
+    all.push_back({arr, "is JSON but not an object"});
+    all.push_back({wrong, "'rope_theta' must be a number, not \"big\""});
+    all.push_back({scaling, "'rope_scaling.factor' must be a number"});
+    return all;
+}
+}  // namespace
+
+TEST_CASE("hostile paths and files: one clear line naming the path, exit 2, and never a wait") {
+    for (const auto& h : hostile_paths()) {
+        CAPTURE(h.path);
+        // timeout: a FIFO that made the planner wait for a writer would fail here, not hang the suite.
+        const auto r = run_program("timeout 10 " + std::string(VRAMPLAN_CLI), "plan -m " + h.path + " -g 4090");
+        CAPTURE(r.out);
+        CHECK(r.rc == 2);
+        CHECK(lines(r.out) == 1);
+        CHECK(r.out.find(h.path) != std::string::npos);
+        CHECK(r.out.find(h.expect) != std::string::npos);
+        if (h.path.ends_with(".gguf")) {
+            const auto g = run_program("timeout 10 " + std::string(VRAMPLAN_GENERATE), "-m " + h.path + " -n 1");
+            CAPTURE(g.out);
+            CHECK(g.rc == 2);
+            CHECK(g.out.find(h.expect) != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("a model file the user cannot read is refused as such") {
+    const std::string path = temp("vramplan_unreadable.gguf");
+    write_text(path, "GGUF");
+    std::filesystem::permissions(path, std::filesystem::perms::none);
+    // root reads every file: run the command as an ordinary user where the test runs as root.
+    std::string prefix;
+    if (geteuid() == 0) {
+        if (std::system("command -v runuser >/dev/null 2>&1 && runuser -u nobody -- true >/dev/null 2>&1") != 0) {
+            MESSAGE("running as root without runuser: skipped");
+            std::filesystem::remove(path);
+            return;
+        }
+        prefix = "runuser -u nobody -- ";
+    }
+    const auto r = run_program(prefix + VRAMPLAN_CLI, "plan -m " + path + " -g 4090");
+    CAPTURE(r.out);
+    CHECK(r.rc == 2);
+    CHECK(r.out.find("is not readable by this user (permission denied)") != std::string::npos);
+    std::filesystem::remove(path);
 }
 
 TEST_CASE("emit-header: the generated type compiles and its static_assert holds or fails as it should") {

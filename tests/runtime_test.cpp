@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <vector>
+
+#include <unistd.h>
 
 #include "test_model.hpp"
 #include "vramplan/io/gguf_model.hpp"
@@ -418,5 +421,52 @@ TEST_CASE(
     runtime::arena<cpu_backend> qa(q, backend);
     CHECK_THROWS_WITH_AS(runtime::forward_pass<cpu_backend>{qa},
                          "tensor blk.*.ffn_norm.weight is stored as f16; norm and bias vectors must be f32", error);
+    std::filesystem::remove(path);
+}
+
+TEST_CASE("generating to the context limit again and again stops cleanly at the limit and resident memory stays flat") {
+    test_model::spec s;
+    s.weights = format{format_id::q8_0};
+    const std::string path = temp_file("vramplan_long_run.gguf");
+    test_model::write(path, s, 51);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "test");
+    constexpr std::uint64_t context = 48;
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = context, .ubatch = 8});
+    cpu_backend backend(0, 2);
+    runtime::arena<cpu_backend> a(p, backend);
+    runtime::load_weights(file, a);
+    runtime::forward_pass<cpu_backend> llm(a);
+    auto resident_bytes = [] {
+        std::ifstream statm("/proc/self/statm");
+        std::uint64_t size = 0, resident = 0;
+        statm >> size >> resident;
+        return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+    };
+    const std::vector<std::int32_t> prompt{1, 2, 3, 4, 5, 6, 7, 8}, prompt_pos{0, 1, 2, 3, 4, 5, 6, 7};
+    std::uint64_t after_first = 0;
+    std::vector<float> first_last_logits;
+    for (int run = 0; run < 4; ++run) {
+        CAPTURE(run);
+        const float* lg = llm.forward(prompt, prompt_pos);  // a new sequence over the same cache
+        std::int32_t at = 8;
+        for (; static_cast<std::uint64_t>(at) < context; ++at) {
+            const auto next = static_cast<std::int32_t>(kernels::cpu::argmax(lg, m.shape.n_vocab));
+            lg = llm.forward(std::span(&next, 1), std::span(&at, 1));
+        }
+        const std::vector<float> last(lg, lg + m.shape.n_vocab);
+        // The limit: one position more is refused with the limit named, and nothing breaks.
+        const std::int32_t one = 1;
+        CHECK_THROWS_WITH_AS(llm.forward(std::span(&one, 1), std::span(&at, 1)),
+                             "forward: position 48 is outside the planned context of 48 tokens", error);
+        if (run == 0) {
+            after_first = resident_bytes();
+            first_last_logits = last;
+        } else {
+            CHECK(last == first_last_logits);  // the same greedy run, every time
+            // Flat: the pass allocates nothing; 64 KiB allows for the refused calls' exception text.
+            CHECK(resident_bytes() <= after_first + 64 * 1024);
+        }
+    }
     std::filesystem::remove(path);
 }

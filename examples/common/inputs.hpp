@@ -34,8 +34,10 @@ inline std::uint64_t parse_size(const std::string& text) {
         {"tb", 1e12}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
     for (auto [name, factor] : units)
         if (unit == name) {
+            // At most 20 significant digits: beyond that no size fits 64 bits, and stold could throw.
+            if (number.size() > 24) throw error("size '" + text + "' is out of range (at most 16 EiB)");
             const long double v = std::stold(number) * static_cast<long double>(factor);
-            if (v < 0 || v > 1.8e19L) throw error("size '" + text + "' is out of range");
+            if (v < 0 || v > 1.8e19L) throw error("size '" + text + "' is out of range (at most 16 EiB)");
             return static_cast<std::uint64_t>(v + 0.5L);
         }
     throw error("unknown size unit in '" + text + "': use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB");

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "../common/count_option.hpp"
+#include "../common/errors.hpp"
 #include "../common/inputs.hpp"
 #include "engine.hpp"
 #include "vramplan/io/tokenizer.hpp"
@@ -152,7 +153,6 @@ int main(int argc, char** argv) {
                    out.size() / std::max(decode_s, 1e-9), device);
         return 0;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "generate: error: {}\n", e.what());
-        return 2;
+        return cli::report_failure("generate", e);
     }
 }

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "../common/count_option.hpp"
+#include "../common/errors.hpp"
 #include "../common/inputs.hpp"
 #include "emit_header.hpp"
 #include "report.hpp"
@@ -76,9 +77,10 @@ inputs resolve(const plan_args& a) {
     if (a.gpu_layers == "auto")
         in.auto_layers = true;
     else if (a.gpu_layers != "all") {
-        if (a.gpu_layers.empty() || a.gpu_layers.find_first_not_of("0123456789") != std::string::npos)
-            throw error("--gpu-layers takes a number, 'all' or 'auto', not '" + a.gpu_layers + "'");
-        in.opt.gpu_layers = std::stoull(a.gpu_layers);
+        if (a.gpu_layers.empty() || a.gpu_layers.size() > 6 ||
+            a.gpu_layers.find_first_not_of("0123456789") != std::string::npos)
+            throw error("--gpu-layers takes a number of layers, 'all' or 'auto', not '" + a.gpu_layers + "'");
+        in.opt.gpu_layers = std::stoull(a.gpu_layers);  // at most 6 digits: cannot overflow
         if (in.opt.gpu_layers > in.model.desc.shape.n_layer)
             throw error("--gpu-layers " + a.gpu_layers + " exceeds the model's " +
                         std::to_string(in.model.desc.shape.n_layer) + " layers");
@@ -318,8 +320,7 @@ int main(int argc, char** argv) {
             return 0;
         }
     } catch (const std::exception& e) {
-        fmt::print(stderr, "vramplan: error: {}\n", e.what());
-        return 2;
+        return cli::report_failure("vramplan", e);
     }
     return 2;
 }

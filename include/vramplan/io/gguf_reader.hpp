@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +17,7 @@
 #include "vramplan/error.hpp"
 #include "vramplan/format/checked_math.hpp"
 #include "vramplan/io/gguf_types.hpp"
+#include "vramplan/io/input_file.hpp"
 
 namespace vramplan::io {
 
@@ -182,19 +182,25 @@ class gguf_file {
 public:
     // Parses and validates the header of the file at `path` (the data section is not read).
     static gguf_file open(const std::string& path) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw gguf_error("gguf: cannot open '" + path + "' for reading: " + std::strerror(errno));
-        in.seekg(0, std::ios::end);
-        const auto size = static_cast<std::uint64_t>(in.tellg());
-        in.seekg(0);
+        const input_file in = [&] {
+            try {
+                return input_file::open(path, "GGUF model");
+            } catch (const error& e) {
+                throw gguf_error(std::string("gguf: ") + e.what());
+            }
+        }();
+        const std::uint64_t size = in.size();
         // The header is at most the whole file; read it in growing chunks so a small header of a
-        // large file costs little.
+        // large file costs little. Memory never exceeds the file's own size.
         std::uint64_t chunk = std::min<std::uint64_t>(size, 1 << 20);
         std::vector<std::uint8_t> buf;
         for (;;) {
             buf.resize(static_cast<std::size_t>(chunk));
-            in.seekg(0);
-            in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(chunk));
+            try {
+                in.read_at(0, buf.data(), chunk);
+            } catch (const error& e) {
+                throw gguf_error(std::string("gguf: ") + e.what());
+            }
             try {
                 return parse(path, buf.data(), chunk, size);
             } catch (const gguf_error&) {
@@ -363,7 +369,8 @@ public:
     void read_tensor(std::FILE* f, const gguf_tensor_info& t, void* dst) const {
         if (std::fseek(f, static_cast<long>(t.file_offset), SEEK_SET) != 0 || std::fread(dst, 1, t.bytes, f) != t.bytes)
             fail("could not read " + std::to_string(t.bytes) + " bytes of tensor '" + t.name + "' at offset " +
-                 std::to_string(t.file_offset));
+                 std::to_string(t.file_offset) +
+                 ": the file ends sooner than its header says (truncated, or changed while it was read)");
     }
 
 private:

@@ -132,8 +132,16 @@ public:
             throw error("tokenizer: token id " + std::to_string(id) + " outside the vocabulary");
         const std::string& t = tokens_[id];
         if (types_[id] == control || types_[id] == unknown || types_[id] == unused) return "";
-        if (types_[id] == byte && t.size() == 6)
-            return std::string(1, static_cast<char>(std::stoi(t.substr(3, 2), nullptr, 16)));
+        if (types_[id] == byte && t.size() == 6) {  // <0xAB>
+            auto hex = [&](char c) -> int {
+                if (c >= '0' && c <= '9') return c - '0';
+                if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+                if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+                throw error("tokenizer: byte token " + std::to_string(id) + " is '" + t +
+                            "', not <0xHH>; the GGUF file's vocabulary is damaged");
+            };
+            return std::string(1, static_cast<char>(hex(t[3]) * 16 + hex(t[4])));
+        }
         std::string out;
         for (std::size_t i = 0; i < t.size();) {
             if (t.compare(i, space_marker.size(), space_marker) == 0) {

@@ -122,6 +122,12 @@ public:
 
     const std::vector<buffer_info>& buffers() const { return buffers_; }
 
+    // Whether a load of weights into the arena started and did not finish: its weights are then
+    // partly old and partly new, and a forward pass refuses to run on them.
+    bool weights_incomplete() const { return loading_; }
+    void begin_loading() { loading_ = true; }
+    void end_loading() { loading_ = false; }
+
 private:
     void index() {
         buffers_ = vramplan::buffers(plan_);
@@ -132,6 +138,7 @@ private:
     Backend* backend_;
     std::byte* base_[2] = {nullptr, nullptr};
     bool owned_ = false;
+    bool loading_ = false;
     std::vector<buffer_info> buffers_;
     std::unordered_map<std::string, std::size_t> by_name_;
 };

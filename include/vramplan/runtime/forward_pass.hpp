@@ -26,6 +26,10 @@ public:
     explicit forward_pass(arena<Backend>& a) : a_(a), streamer_(a) {
         const plan& p = a.plan();
         const forward_graph& g = p.graph;
+        if (a.weights_incomplete())
+            throw error(
+                "the arena's weights are incomplete: loading them failed part way; load them again before building a "
+                "forward pass");
         if (p.model.activations != format{format_id::f32})
             throw error("the forward pass keeps activations in f32; plan with f32 activations");
         check_rope_supported(p.model.shape);

@@ -45,6 +45,9 @@ private:
         const plan& p = arena_->plan();
         const std::uint64_t bytes = p.block_stride[p.model.layer_kind[layer]];
         if (bytes > p.staging_slot) throw error("internal: a streamed layer is larger than its staging slot");
+        // The slot holds nothing trustworthy until the copy is issued: a copy that fails part way
+        // leaves it marked empty, so the next pass copies the layer again instead of using it.
+        loaded_[slot] = -1;
         arena_->backend().copy_to_device(arena_->staging(slot).data, arena_->base(tier::host) + p.layer_offset[layer],
                                          bytes, slot);
         loaded_[slot] = static_cast<std::int64_t>(layer);

@@ -24,6 +24,7 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(file.path().c_str(), "rb"), &std::fclose);
     if (!f) throw error("cannot open '" + file.path() + "' for reading");
     std::vector<std::byte> bounce;
+    a.begin_loading();  // until the last tensor is in, the arena's weights are incomplete
     for (const auto& b : all) {
         if (b.kind != buffer_kind::weights) continue;
         const io::gguf_tensor_info* t = file.find_tensor(b.name);
@@ -41,6 +42,7 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
         }
         if (progress) progress(++done, total);
     }
+    a.end_loading();
 }
 
 }  // namespace vramplan::runtime
