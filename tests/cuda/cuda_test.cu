@@ -359,3 +359,23 @@ TEST_CASE("a plan for 95% of free device memory is exactly what the device then 
     }
     CHECK(backend.device_memory().free == before.free);  // released on destruction
 }
+
+TEST_CASE("more device memory than exists is refused before any allocation, and a failed cudaMalloc is an error") {
+    if (!have_gpu()) return;
+    runtime::cuda_backend backend;
+    const auto mem = backend.device_memory();
+    // A plan for a device twice the size of this one (--device-budget above the device).
+    // Llama-3.1-70B's layers, 200 of them in f16: about 330 GiB, more than any one GPU holds.
+    decoder_shape shape = presets::llama31_70b_entry.shape;
+    shape.n_layer = 200;
+    const model_desc m = make_model("too big", shape, uniform_policy(format{format_id::f16}));
+    const plan p = plan_inference(m, target_desc{"too big", 4 * mem.total, 0}, {.context = 4096});
+    REQUIRE(p.gpu.total() > mem.free);
+    CHECK_THROWS_WITH_AS(runtime::arena<runtime::cuda_backend>(p, backend), doctest::Contains("refusing to allocate"),
+                         error);
+    CHECK(backend.device_memory().free >= mem.free - (64ull << 20));  // nothing was taken
+    // cudaMalloc itself failing (asked directly for 1 PiB) names the call and CUDA's reason.
+    CHECK_THROWS_WITH_AS(backend.allocate(tier::gpu, 1ull << 50), doctest::Contains("CUDA error in cudaMalloc"), error);
+    cudaGetLastError();
+    CHECK(backend.device_memory().free >= mem.free - (64ull << 20));
+}
