@@ -28,5 +28,11 @@ done >"$out/generate.txt" 2>&1
     timeout 60 compute-sanitizer --tool memcheck "$build/tests/vramplan_cuda_tests" -tc="CUDA fused*,CUDA matmul*"
     [ -f "$models/stories260K.gguf" ] && timeout 30 compute-sanitizer --tool racecheck "$build/examples/generate" -m "$models/stories260K.gguf" -n 4 --device cuda
 } >"$out/sanitizer.txt" 2>&1
+{  # the real NVML: this machine's GPU, and a plan against what is free on it
+    "$build/examples/vramplan" gpus --local
+    "$build/examples/vramplan" gpus --local --json
+    "$build/examples/vramplan" plan -m llama-3-8b -g local --weights q4_0 --ctx 8192
+    echo "rc=$?"
+} >"$out/local.txt" 2>&1
 grep -E "test cases|assertions|rc=" "$out/tests.txt"
 grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"

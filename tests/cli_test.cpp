@@ -412,3 +412,90 @@ TEST_CASE(
     CHECK(beyond.rc == 0);
     CHECK(beyond.out.find("warning: context 3,000 exceeds the 2,048 tokens") != std::string::npos);
 }
+
+namespace {
+// The vramplan command with the stand-in NVML library as the driver, on machine `scenario`.
+result run_local(const std::string& scenario, const std::string& args) {
+    return run_program("VRAMPLAN_NVML_LIBRARY=" + std::string(VRAMPLAN_FAKE_NVML) + " VRAMPLAN_FAKE_NVML=" + scenario +
+                           " " + VRAMPLAN_CLI,
+                       args);
+}
+constexpr std::uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
+}  // namespace
+
+TEST_CASE("--gpu local: this machine's GPU with what other processes hold counted, and who holds it") {
+    // The stand-in machine: GPU 0 an RTX 4090 with 24 GiB, 10 GiB in use (python3 9 GiB, Xorg 512 MiB).
+    auto r = run_local("busy", "plan -m llama-3-8b -g local --weights q4_0 --ctx 8192 --json");
+    REQUIRE(r.rc == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["budget_bytes"] == 24 * GiB);
+    // The GPU tier of this plan is 5,667,178,496 bytes (6,204,049,408 needed on a catalog GPU less
+    // its 512 MiB reserve); here the reserve is the 10 GiB in use plus the same 512 MiB.
+    CHECK(j["reserve_bytes"] == 10 * GiB + 512 * MiB);
+    CHECK(j["needed_bytes"] == 5'667'178'496ull + 10 * GiB + 512 * MiB);
+    CHECK(j["local_device"]["name"] == "NVIDIA GeForce RTX 4090");
+    CHECK(j["local_device"]["total_bytes"] == 24 * GiB);
+    CHECK(j["local_device"]["free_bytes"] == 14 * GiB);
+    CHECK(j["local_device"]["compute_capability"] == "8.9");
+    REQUIRE(j["local_device"]["processes"].size() == 2);  // largest first
+    CHECK(j["local_device"]["processes"][0] ==
+          nlohmann::json{{"pid", 4242}, {"name", "/usr/bin/python3"}, {"bytes", 9 * GiB}});
+    CHECK(j["local_device"]["processes"][1] ==
+          nlohmann::json{{"pid", 777}, {"name", "/usr/lib/xorg/Xorg"}, {"bytes", 512 * MiB}});
+
+    // f16 weights: the same plan on a free 24 GiB device fits, but not beside 10 GiB in use.
+    const auto free_device = run_json("plan -m llama-3-8b -g 24GiB --ctx 8192", 0);
+    r = run_local("busy", "plan -m llama-3-8b -g local --ctx 8192 --json");
+    CHECK(r.rc == 1);
+    j = nlohmann::json::parse(r.out);
+    CHECK(j["needed_bytes"] == free_device["needed_bytes"].get<std::uint64_t>() + 10 * GiB);
+    r = run_local("busy", "plan -m llama-3-8b -g local --ctx 8192");
+    CAPTURE(r.out);
+    CHECK(r.rc == 1);
+    CHECK(r.out.find("gpu     NVIDIA GeForce RTX 4090: 24.00 GiB capacity, 10.50 GiB reserve") != std::string::npos);
+    CHECK(r.out.find("local   GPU 0: 24.00 GiB total, 14.00 GiB free now") != std::string::npos);
+    CHECK(r.out.find("held by pid 4242 /usr/bin/python3: 9.00 GiB") != std::string::npos);
+    CHECK(r.out.find("the driver and processes NVML does not list: 512.00 MiB") != std::string::npos);
+    CHECK(r.out.find("with the memory in use now freed it would fit: it needs 16.53 GiB of the GPU's 24.00 GiB") !=
+          std::string::npos);
+
+    // GPU 1, and the list of both.
+    j = nlohmann::json::parse(run_local("busy", "plan -m llama-3-8b -g local:1 --weights q4_0 --ctx 8192 --json").out);
+    CHECK(j["gpu"] == "NVIDIA GeForce RTX 3060");
+    CHECK(j["reserve_bytes"] == 256 * MiB + 512 * MiB);
+    r = run_local("busy", "gpus --local --json");
+    REQUIRE(r.rc == 0);
+    j = nlohmann::json::parse(r.out);
+    REQUIRE(j["devices"].size() == 2);
+    CHECK(j["devices"][1]["index"] == 1);
+    CHECK(j["devices"][1]["free_bytes"] == 12 * GiB - 256 * MiB);
+    CHECK(j["devices"][1]["processes"].empty());
+    r = run_local("busy", "gpus --local");
+    CHECK(r.out.find("pid 4242 /usr/bin/python3 9.00 GiB, pid 777 /usr/lib/xorg/Xorg 512.00 MiB") != std::string::npos);
+
+    // More processes than one query has room for are all read.
+    j = nlohmann::json::parse(run_local("crowded", "gpus --local --json").out);
+    CHECK(j["devices"][0]["processes"].size() == 100);
+    CHECK(j["devices"][0]["processes"][99]["bytes"] == 64 * MiB);
+}
+
+TEST_CASE("--gpu local without a driver, without a GPU or with an NVML failure is one clear line") {
+    for (auto [scenario, args, expect] :
+         {std::tuple{"none", "plan -m llama-3-8b -g local", "the NVIDIA driver reports no GPU"},
+          std::tuple{"none", "gpus --local", "the NVIDIA driver reports no GPU"},
+          std::tuple{"nodriver", "plan -m llama-3-8b -g local", "NVML: nvmlInit failed: Driver Not Loaded"},
+          std::tuple{"busy", "plan -m llama-3-8b -g local:5", "there is no local GPU 5: this machine has 2 (0 to 1)"},
+          std::tuple{"busy", "plan -m llama-3-8b -g local:x", "give local (GPU 0) or local:N"}}) {
+        CAPTURE(args);
+        const auto r = run_local(scenario, args);
+        CAPTURE(r.out);
+        CHECK(r.rc == 2);
+        CHECK(lines(r.out) == 1);
+        CHECK(r.out.find(expect) != std::string::npos);
+    }
+    const auto r = run_program("VRAMPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 " + std::string(VRAMPLAN_CLI),
+                               "gpus --local");
+    CAPTURE(r.out);
+    CHECK(r.rc == 2);
+    CHECK(r.out.find("no NVIDIA driver: cannot load /nonexistent/libnvidia-ml.so.1") != std::string::npos);
+}

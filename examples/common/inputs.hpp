@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "vramplan/model/presets.hpp"
 #include "vramplan/plan/advice.hpp"
 #include "vramplan/target/catalog.hpp"
+#include "vramplan/target/local_gpus.hpp"
 
 namespace vramplan::cli {
 
@@ -103,8 +105,36 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
     return c;
 }
 
-// A catalog device, or a bare size (with the given reserve and no bandwidth figures).
-inline target_desc load_gpu(const std::string& spec, const std::string& reserve) {
+// "local" or "local:N": GPU N of this machine, read from the driver.
+inline std::optional<unsigned> local_gpu_index(const std::string& spec) {
+    if (spec == "local") return 0u;
+    if (spec.rfind("local:", 0) != 0) return std::nullopt;
+    const std::string n = spec.substr(6);
+    if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos)
+        throw error("'" + spec + "': give local (GPU 0) or local:N with N a GPU index (see `vramplan gpus --local`)");
+    return static_cast<unsigned>(std::stoul(n));
+}
+
+struct gpu_input {
+    target_desc desc;
+    std::optional<targets::local_gpu> local;  // when the GPU is this machine's
+};
+
+// A catalog device, a bare size (with the given reserve and no bandwidth figures), or a local GPU
+// (its memory in use now counted in its reserve; --reserve replaces the runtime part).
+inline gpu_input load_gpu_input(const std::string& spec, const std::string& reserve) {
+    if (const auto index = local_gpu_index(spec)) {
+        gpu_input g;
+        g.local = targets::local_gpu_at(*index);
+        g.desc = targets::target_of(*g.local);
+        g.desc.name = intern(g.local->name);
+        if (!reserve.empty()) g.desc.reserve = g.local->used_bytes() + parse_size(reserve);
+        if (g.desc.reserve >= g.desc.capacity)
+            throw error("GPU " + std::to_string(*index) + " (" + g.local->name +
+                        ") has nothing free: " + to_string(bytes{g.local->used_bytes()}) + " of its " +
+                        to_string(bytes{g.desc.capacity}) + " are in use now (`vramplan gpus --local` shows by what)");
+        return g;
+    }
     target_desc t;
     if (const target_desc* known = targets::find(spec)) {
         t = *known;
@@ -124,7 +154,11 @@ inline target_desc load_gpu(const std::string& spec, const std::string& reserve)
     if (t.reserve >= t.capacity)
         throw error("the reserve (" + to_string(bytes{t.reserve}) + ") leaves nothing of the GPU's " +
                     to_string(bytes{t.capacity}) + "; give a larger GPU size or a smaller --reserve");
-    return t;
+    return {t, std::nullopt};
+}
+
+inline target_desc load_gpu(const std::string& spec, const std::string& reserve) {
+    return load_gpu_input(spec, reserve).desc;
 }
 
 }  // namespace vramplan::cli

@@ -28,7 +28,9 @@ struct plan_args {
 void add_plan_options(CLI::App* c, plan_args& a) {
     c->add_option("-m,--model", a.model, "preset name, .gguf file (header only) or Hugging Face config.json")
         ->required();
-    c->add_option("-g,--gpu", a.gpu, "GPU name (see `vramplan gpus`) or a size such as 12GiB")->required();
+    c->add_option("-g,--gpu", a.gpu,
+                  "GPU name (see `vramplan gpus`), a size such as 12GiB, or local[:N] for this machine's GPU N")
+        ->required();
     c->add_option("--ctx", a.ctx, "context length per sequence")->check(cli::count)->capture_default_str();
     c->add_option("--batch", a.batch, "sequences decoded together")->check(cli::count)->capture_default_str();
     c->add_option("--ubatch", a.ubatch, "tokens per forward pass (prefill micro-batch)")
@@ -57,6 +59,7 @@ void add_plan_options(CLI::App* c, plan_args& a) {
 struct inputs {
     cli::model_choice model;
     target_desc gpu;
+    std::optional<targets::local_gpu> local;
     limits lim;
     plan_options opt;
     bool auto_layers = false;
@@ -70,7 +73,9 @@ inputs resolve(const plan_args& a) {
         in.model.name += " (1/" + std::to_string(a.tp) + " tensor-parallel shard)";
         in.model.desc.name = cli::intern(in.model.name);
     }
-    in.gpu = cli::load_gpu(a.gpu, a.reserve);
+    auto g = cli::load_gpu_input(a.gpu, a.reserve);
+    in.gpu = g.desc;
+    in.local = std::move(g.local);
     in.lim = limits{a.ctx, a.batch, a.ubatch,
                     a.attention == "naive" ? attention_kernel::naive : attention_kernel::fused, false};
     validate(in.lim);
@@ -91,7 +96,8 @@ inputs resolve(const plan_args& a) {
 
 int run_plan(const plan_args& a, bool one_line, bool advise_only) {
     const inputs in = resolve(a);
-    const auto s = cli::summarize(in.model.desc, in.gpu, in.lim, in.opt, in.auto_layers);
+    auto s = cli::summarize(in.model.desc, in.gpu, in.lim, in.opt, in.auto_layers);
+    s.local = in.local;
     if (!a.svg.empty()) {
         std::ofstream f(a.svg);
         f << cli::plan_svg(s.p);
@@ -107,6 +113,7 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
     if (a.json) {
         auto j = cli::plan_json(s);
         j["tensor_parallel"] = a.tp;
+        if (in.local) j["local_device"] = cli::local_gpu_json(*in.local);
         if (a.gpus > 1) {
             j["fits"] = fits;
             auto& devs = j["devices"] = nlohmann::json::array();
@@ -267,7 +274,10 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--reserve", ta.reserve, "override the GPU's runtime reserve");
     train_cmd->add_flag("--json", ta.json, "print JSON");
     auto* models_cmd = app.add_subcommand("models", "built-in model presets");
-    auto* gpus_cmd = app.add_subcommand("gpus", "built-in GPUs");
+    auto* gpus_cmd = app.add_subcommand("gpus", "built-in GPUs, or with --local this machine's");
+    bool gpus_local = false, gpus_json = false;
+    gpus_cmd->add_flag("--local", gpus_local, "the NVIDIA GPUs of this machine, from the driver (NVML)");
+    gpus_cmd->add_flag("--json", gpus_json, "with --local: print JSON");
     std::string gguf_path, out_path, type_name;
     auto* emit_cmd = app.add_subcommand("emit-header", "write a C++ header declaring a GGUF model as a vramplan type");
     emit_cmd->add_option("-m,--model", gguf_path, "GGUF file")->required();
@@ -292,6 +302,29 @@ int main(int argc, char** argv) {
                 fmt::print("{:<18} {:>16} {:>7} {:>6} {:>5} {:>8} {:>7} {:>8}  {}\n", e.name,
                            with_separators(e.published_params), e.shape.n_layer, e.shape.n_head, e.shape.n_head_kv,
                            e.shape.head_dim, e.shape.n_vocab, e.shape.n_ctx_train, e.aliases);
+            return 0;
+        }
+        if (*gpus_cmd && gpus_local) {
+            const auto all = targets::local_gpus();
+            if (all.empty()) throw error("the NVIDIA driver reports no GPU in this machine");
+            if (gpus_json) {
+                nlohmann::json j;
+                auto& devs = j["devices"] = nlohmann::json::array();
+                for (const auto& g : all) devs.push_back(cli::local_gpu_json(g));
+                std::cout << j.dump(2) << "\n";
+                return 0;
+            }
+            fmt::print("{:<6} {:<28} {:>12} {:>12} {:>4}  processes holding memory\n", "index", "gpu", "total", "free",
+                       "cc");
+            for (const auto& g : all) {
+                std::string procs;
+                for (const auto& q : g.processes)
+                    procs += fmt::format("{}pid {} {} {}", procs.empty() ? "" : ", ", q.pid,
+                                         q.name.empty() ? "?" : q.name, cli::human(q.bytes));
+                fmt::print("{:<6} {:<28} {:>12} {:>12} {:>4}  {}\n", g.index, g.name, cli::human(g.total_bytes),
+                           cli::human(g.free_bytes), fmt::format("{}.{}", g.cc_major, g.cc_minor),
+                           procs.empty() ? "none" : procs);
+            }
             return 0;
         }
         if (*gpus_cmd) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -38,11 +39,40 @@ inline std::string step_range(std::uint16_t first, std::uint16_t last) {
 
 struct plan_summary {
     plan p;
+    std::optional<targets::local_gpu> local;  // the GPU is this machine's: as the driver reports it now
     std::uint64_t max_ctx = 0;
     std::uint64_t auto_layers = 0;  // no_layers_fit when even full offload does not fit
     decode_estimate decode{};
     std::vector<advice_item> advice;
 };
+
+// A local GPU as the driver reports it now: what is in use and by whom.
+inline void print_local_gpu(const targets::local_gpu& g, const plan& p) {
+    fmt::print("local   GPU {}: {} total, {} free now; the reserve is the {} in use plus {} for this run's runtime\n",
+               g.index, human(g.total_bytes), human(g.free_bytes), human(g.used_bytes()),
+               human(p.target.reserve - g.used_bytes()));
+    std::uint64_t held = 0;
+    for (const auto& q : g.processes) {
+        fmt::print("        held by pid {} {}: {}\n", q.pid, q.name.empty() ? "(name unknown)" : q.name,
+                   human(q.bytes));
+        held += q.bytes;
+    }
+    if (g.used_bytes() > held)
+        fmt::print("        the driver and processes NVML does not list: {}\n", human(g.used_bytes() - held));
+}
+
+// When a plan is short on a local GPU: whether the memory in use is what stands in the way.
+inline void print_local_shortfall(const targets::local_gpu& g, const plan& p) {
+    const std::uint64_t alone = p.needed() - g.used_bytes();  // with nothing else on the GPU
+    if (alone <= p.target.capacity)
+        fmt::print(
+            "        with the memory in use now freed it would fit: it needs {} of the GPU's {}, and {} are free now; "
+            "end the processes holding it (memory left behind by an earlier run is a common cause)\n",
+            human(alone), human(g.total_bytes), human(g.free_bytes));
+    else
+        fmt::print("        even with nothing else on the GPU it needs {} of its {}\n", human(alone),
+                   human(g.total_bytes));
+}
 
 inline plan_summary summarize(const model_desc& m, const target_desc& t, const limits& lim, plan_options o,
                               bool auto_layers) {
@@ -83,6 +113,7 @@ inline void print_plan(const plan_summary& s) {
                with_separators(param_count(sh)), sh.n_layer, sh.n_head, sh.n_head_kv, sh.head_dim);
     fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity),
                human(p.target.reserve), human(p.target.budget()));
+    if (s.local) print_local_gpu(*s.local, p);
     const std::uint64_t per_pass = p.lim.tokens_per_pass();
     fmt::print(
         "limits  context {}, batch {}, micro-batch {}{}, {} attention, KV {}\n", p.lim.context, p.lim.batch, per_pass,
@@ -172,6 +203,7 @@ inline void print_plan(const plan_summary& s) {
         fmt::print("verdict FITS, {} to spare\n", human(p.target.capacity - p.needed()));
     else
         fmt::print("verdict DOES NOT FIT: short by {} ({} B)\n", human(p.shortfall()), with_separators(p.shortfall()));
+    if (!p.fits() && s.local) print_local_shortfall(*s.local, p);
     fmt::print("largest context that fits with every layer on the GPU: {}{}\n",
                s.max_ctx ? fmt::format("{} tokens", s.max_ctx) : std::string("none"),
                sh.beyond_trained_context(s.max_ctx) ? fmt::format(" (the model was trained for {})", sh.n_ctx_train)
@@ -189,6 +221,17 @@ inline void print_plan(const plan_summary& s) {
         for (const auto& a : s.advice)
             fmt::print("  - {}: saves {}{}\n", a.remedy, human(a.saved_bytes), a.fits ? ", then FITS" : "");
     }
+}
+
+inline nlohmann::json local_gpu_json(const targets::local_gpu& g) {
+    auto procs = nlohmann::json::array();
+    for (const auto& q : g.processes) procs.push_back({{"pid", q.pid}, {"name", q.name}, {"bytes", q.bytes}});
+    return {{"index", g.index},
+            {"name", g.name},
+            {"total_bytes", g.total_bytes},
+            {"free_bytes", g.free_bytes},
+            {"compute_capability", fmt::format("{}.{}", g.cc_major, g.cc_minor)},
+            {"processes", procs}};
 }
 
 inline void print_advice_table(const plan_summary& s) {
