@@ -499,3 +499,55 @@ TEST_CASE("--gpu local without a driver, without a GPU or with an NVML failure i
     CHECK(r.rc == 2);
     CHECK(r.out.find("no NVIDIA driver: cannot load /nonexistent/libnvidia-ml.so.1") != std::string::npos);
 }
+
+TEST_CASE("--emit: the llama.cpp, vLLM and Ollama settings of a plan, by hand") {
+    auto emit = [](const std::string& args, int rc) {
+        const auto r = run(args);
+        CAPTURE(args);
+        CAPTURE(r.out);
+        CHECK(r.rc == rc);
+        return r.out;
+    };
+    // Every block resident: llama.cpp counts the output head as one more layer (-ngl 33 of 32 blocks).
+    std::string out = emit("plan -m llama-3-8b -g 4060 --weights q4_0 --ctx 8192 --emit llama.cpp", 0);
+    CHECK(out.find("llama-server -m MODEL.gguf -c 8192 -np 1 -b 512 -ub 512 -ngl 33 -fa on -ctk f16 -ctv f16\n") !=
+          std::string::npos);
+    CHECK(out.find("keeps the token embedding (281.81 MiB) in host memory") != std::string::npos);
+    // Four sequences of 2048: llama.cpp's -c is the whole cache, split over -np slots.
+    out = emit("plan -m llama-3-8b -g 4090 --weights q4_0 --ctx 2048 --batch 4 --ubatch 256 --kv q8_0 --emit llama.cpp",
+               0);
+    CHECK(out.find("-c 8192 -np 4 -b 256 -ub 256 -ngl 33 -fa on -ctk q8_0 -ctv q8_0") != std::string::npos);
+    // 20 resident blocks: -ngl 20, and llama.cpp then keeps the head in host memory too.
+    out = emit("plan -m llama-3-8b -g 4060 --ctx 8192 --gpu-layers 20 --emit llama.cpp", 1);
+    CHECK(out.find(" -ngl 20 ") != std::string::npos);
+    CHECK(out.find("also keeps the output head in host memory") != std::string::npos);
+    CHECK(out.find("# The plan does not fit RTX 4060 8GB") != std::string::npos);
+    out = emit("plan -m llama-3-8b -g 4090 --weights q4_0 --kv fp8 --emit llama.cpp", 0);
+    CHECK(out.find("llama.cpp has no fp8_e4m3 KV cache; q8_0 is the nearest") != std::string::npos);
+    CHECK(out.find("-ctk q8_0 -ctv q8_0") != std::string::npos);
+
+    // vLLM: the share of the whole GPU the plan needs, 6,204,049,408 / 8,589,934,592 = 0.7222, rounded up.
+    out = emit("plan -m llama-3-8b -g 4060 --weights q4_0 --ctx 8192 --emit vllm", 0);
+    CHECK(out.find("vllm serve MODEL --max-model-len 8192 --max-num-seqs 1 --gpu-memory-utilization 0.73 "
+                   "--kv-cache-dtype auto\n") != std::string::npos);
+    CHECK(out.find("q4_0 weights are a GGUF format") != std::string::npos);
+    out = emit("plan -m llama-3-8b -g h100 --ctx 8192 --kv q4_0 --tp 2 --emit vllm", 0);
+    CHECK(out.find("vLLM has no q4_0 KV cache; fp8 is the nearest (8 bits a value, twice the plan's KV bytes)") !=
+          std::string::npos);
+    CHECK(out.find("--kv-cache-dtype fp8 --tensor-parallel-size 2") != std::string::npos);
+
+    // Ollama: num_gpu is llama.cpp's -ngl; the KV type and flash attention are the server's environment.
+    out = emit("plan -m llama-3-8b -g 4060 --weights q4_0 --ctx 8192 --kv q8_0 --emit ollama", 0);
+    CHECK(out.find("FROM MODEL.gguf\nPARAMETER num_ctx 8192\nPARAMETER num_gpu 33\nPARAMETER num_batch 512\n") !=
+          std::string::npos);
+    CHECK(out.find("OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_NUM_PARALLEL=1 ollama serve") !=
+          std::string::npos);
+    emit("plan -m llama-3-8b -g 4060 --emit tgi", 2);
+    // A GGUF file is named as given.
+    const std::string gguf = temp("vramplan_emit_model.gguf");
+    test_model::write(gguf, test_model::spec{}, 3);
+    out = emit("plan -m " + gguf + " -g 4090 --ctx 64 --emit llama.cpp", 0);
+    CHECK(out.find("llama-server -m " + gguf + " -c 64 -np 1 -b 64 -ub 64 -ngl 4 ") !=
+          std::string::npos);  // 3 blocks + the head
+    std::filesystem::remove(gguf);
+}

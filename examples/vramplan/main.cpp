@@ -9,6 +9,7 @@
 #include "../common/count_option.hpp"
 #include "../common/errors.hpp"
 #include "../common/inputs.hpp"
+#include "emit_engine.hpp"
 #include "emit_header.hpp"
 #include "report.hpp"
 #include "vramplan/model/training.hpp"
@@ -20,7 +21,7 @@ using namespace vramplan;
 namespace {
 
 struct plan_args {
-    std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg;
+    std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit;
     std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1;
     bool json = false;
 };
@@ -54,6 +55,8 @@ void add_plan_options(CLI::App* c, plan_args& a) {
         ->capture_default_str();
     c->add_flag("--json", a.json, "print the plan as JSON");
     c->add_option("--svg", a.svg, "draw the plan as an SVG picture into this file");
+    c->add_option("--emit", a.emit, "print only the command or configuration that realizes the plan in this engine")
+        ->check(CLI::IsMember({"llama.cpp", "vllm", "ollama"}));
 }
 
 struct inputs {
@@ -109,6 +112,10 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
         pipeline = plan_pipeline(in.model.desc, in.gpu, in.lim, a.gpus, in.opt);
         fits = true;
         for (const auto& d : pipeline) fits = fits && d.needed() <= in.gpu.capacity;
+    }
+    if (!a.emit.empty()) {
+        fmt::print("{}", cli::emit_engine({a.emit, a.model, a.gpus, a.tp}, s.p));
+        return fits ? 0 : 1;
     }
     if (a.json) {
         auto j = cli::plan_json(s);
