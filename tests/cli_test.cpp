@@ -551,3 +551,45 @@ TEST_CASE("--emit: the llama.cpp, vLLM and Ollama settings of a plan, by hand") 
           std::string::npos);  // 3 blocks + the head
     std::filesystem::remove(gguf);
 }
+
+TEST_CASE("mixed GPUs: layers in proportion to each budget or to --split, each device against its own memory") {
+    // Budgets: RTX 3090 24 GiB - 512 MiB = 23.5 GiB, RTX 3060 12 GiB - 512 MiB = 11.5 GiB; 32 layers x
+    // 23.5 / 35 = 21.49, so layers 0-20 on the 3090 and 21-31 on the 3060.
+    auto j = run_json("plan -m llama-3-8b -g 3090,3060 --ctx 8192", 0);
+    REQUIRE(j["devices"].size() == 2);
+    CHECK(j["devices"][0]["gpu"] == "RTX 3090");
+    CHECK(j["devices"][0]["first_layer"] == 0);
+    CHECK(j["devices"][0]["n_layers"] == 21);
+    CHECK(j["devices"][1]["gpu"] == "RTX 3060 12GB");
+    CHECK(j["devices"][1]["first_layer"] == 21);
+    CHECK(j["devices"][1]["n_layers"] == 11);
+    CHECK(j["devices"][1]["capacity_bytes"] == 12ull << 30);
+    // Each device's KV is its own layers': 8192 tokens x 1024 values x 2 B x 2 (K and V) per layer.
+    CHECK(j["devices"][0]["kv_bytes"] == 21ull * 8192 * 1024 * 2 * 2);
+    CHECK(j["devices"][1]["kv_bytes"] == 11ull * 8192 * 1024 * 2 * 2);
+    // --split 1,3: 8 layers on the 3090, 24 on the 3060, which cannot hold them in f16.
+    j = run_json("plan -m llama-3-8b -g 3090,3060 --ctx 8192 --split 1,3", 1);
+    CHECK(j["devices"][0]["n_layers"] == 8);
+    CHECK(j["devices"][1]["n_layers"] == 24);
+    CHECK(j["devices"][0]["fits"] == true);
+    CHECK(j["devices"][1]["fits"] == false);
+    auto r = run("check -m llama-3-8b -g 3090,3060 --ctx 8192");
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("fits: Llama-3-8B on RTX 3090 + RTX 3060 12GB (pipeline), tightest device 1 (RTX 3060 12GB)") !=
+          std::string::npos);
+    r = run("plan -m llama-3-8b -g 3090,3060 --weights q4_0 --ctx 8192 --emit llama.cpp");
+    CHECK(r.out.find(" -ts 21,11\n") != std::string::npos);
+    for (auto [args, expect] :
+         {std::pair{"plan -m llama-3-8b -g 3090,3060 --gpus 2", "leave out --gpus"},
+          std::pair{"plan -m llama-3-8b -g 3090 --split 1,1", "name two or more"},
+          std::pair{"plan -m llama-3-8b -g 3090,,3060", "has an empty item"},
+          std::pair{"plan -m llama-3-8b -g 3090,3060 --split 1,x", "whole-number shares"},
+          std::pair{"plan -m llama-3-8b -g 3090,3060 --split 1,2,3", "3 shares for 2 GPUs"},
+          std::pair{"plan -m llama-3-8b -g 3090,3060 --split 1000,1", "gives GPU 1 (RTX 3060 12GB) no layer"}}) {
+        CAPTURE(args);
+        r = run(args);
+        CAPTURE(r.out);
+        CHECK(r.rc == 2);
+        CHECK(r.out.find(expect) != std::string::npos);
+    }
+}

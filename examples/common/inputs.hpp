@@ -105,6 +105,21 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
     return c;
 }
 
+// "a,b,c" as its parts; an empty part is an error naming the option.
+inline std::vector<std::string> split_list(const std::string& text, const char* option) {
+    std::vector<std::string> parts;
+    std::size_t at = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', at);
+        parts.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        if (parts.back().empty())
+            throw error(std::string(option) + " '" + text +
+                        "' has an empty item; separate the items with single commas");
+        if (comma == std::string::npos) return parts;
+        at = comma + 1;
+    }
+}
+
 // "local" or "local:N": GPU N of this machine, read from the driver.
 inline std::optional<unsigned> local_gpu_index(const std::string& spec) {
     if (spec == "local") return 0u;

@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "report.hpp"
 #include "vramplan/plan/plan.hpp"
@@ -28,6 +29,8 @@ struct engine_request {
     std::string engine;  // llama.cpp, vllm, ollama
     std::string model;   // what the user gave: a .gguf path is used as is, anything else is named
     std::uint64_t gpus = 1, tp = 1;
+    std::vector<std::uint64_t> layers;  // per pipeline device, when there are several
+    bool mixed = false;                 // the pipeline's GPUs are not all alike
 };
 
 namespace detail {
@@ -94,14 +97,14 @@ inline std::string emit_engine(const engine_request& r, const plan& p) {
                 "# llama.cpp needs flash attention for a quantized V cache; the plan's naive attention is emitted as "
                 "-fa off.\n";
         if (r.gpus > 1)
-            out += fmt::format("# {} GPUs: -ts splits the layers evenly, as the plan's pipeline does.\n", r.gpus);
+            out += "# -ts gives each GPU the plan's share of the layers (llama.cpp reads it as proportions).\n";
         const std::string model = detail::model_argument(r, p, "MODEL.gguf", out);
         out += fmt::format("llama-server -m {} -c {} -np {} -b {} -ub {} -ngl {} -fa {} -ctk {} -ctv {}", model,
                            lim.context * lim.batch, lim.batch, lim.tokens_per_pass(), lim.tokens_per_pass(),
                            detail::llama_cpp_gpu_layers(p), fused ? "on" : "off", ctk, ctk);
         if (r.gpus > 1) {
             std::string split;
-            for (std::uint64_t g = 0; g < r.gpus; ++g) split += g ? ",1" : "1";
+            for (std::size_t g = 0; g < r.layers.size(); ++g) split += (g ? "," : "") + std::to_string(r.layers[g]);
             out += " -ts " + split;
         }
         if (r.tp > 1)
@@ -139,6 +142,10 @@ inline std::string emit_engine(const engine_request& r, const plan& p) {
         out += fmt::format(
             "vllm serve {} --max-model-len {} --max-num-seqs {} --gpu-memory-utilization {:.2f} --kv-cache-dtype {}",
             model, lim.context, lim.batch, std::min(share, 1.0), dtype);
+        if (r.mixed)
+            out +=
+                "# vLLM splits pipeline stages evenly and sizes every GPU like the first; the plan's uneven split of "
+                "mixed GPUs has no vLLM flag.\n";
         if (r.tp > 1) out += fmt::format(" --tensor-parallel-size {}", r.tp);
         if (r.gpus > 1) out += fmt::format(" --pipeline-parallel-size {}", r.gpus);
         if (p.host.weights.bytes) {

@@ -21,7 +21,7 @@ using namespace vramplan;
 namespace {
 
 struct plan_args {
-    std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit;
+    std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit, split;
     std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1;
     bool json = false;
 };
@@ -30,7 +30,8 @@ void add_plan_options(CLI::App* c, plan_args& a) {
     c->add_option("-m,--model", a.model, "preset name, .gguf file (header only) or Hugging Face config.json")
         ->required();
     c->add_option("-g,--gpu", a.gpu,
-                  "GPU name (see `vramplan gpus`), a size such as 12GiB, or local[:N] for this machine's GPU N")
+                  "GPU name (see `vramplan gpus`), a size such as 12GiB, local[:N] for this machine's GPU N, or a list "
+                  "A,B,... of mixed GPUs for pipeline parallelism")
         ->required();
     c->add_option("--ctx", a.ctx, "context length per sequence")->check(cli::count)->capture_default_str();
     c->add_option("--batch", a.batch, "sequences decoded together")->check(cli::count)->capture_default_str();
@@ -46,6 +47,8 @@ void add_plan_options(CLI::App* c, plan_args& a) {
         ->capture_default_str();
     c->add_option("--host-ram", a.host_ram, "pinned host memory available for offloaded layers");
     c->add_option("--reserve", a.reserve, "override the GPU's runtime reserve (CUDA context, workspaces)");
+    c->add_option("--split", a.split,
+                  "with --gpu A,B,...: each GPU's share of the layers, e.g. 3,1 (default: their budgets)");
     c->add_option("--gpus", a.gpus, "identical GPUs for pipeline parallelism")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
@@ -61,7 +64,9 @@ void add_plan_options(CLI::App* c, plan_args& a) {
 
 struct inputs {
     cli::model_choice model;
-    target_desc gpu;
+    target_desc gpu;                    // the only GPU, or the first of a pipeline
+    std::vector<target_desc> devices;   // every GPU of a pipeline (one entry when there is none)
+    std::vector<std::uint64_t> layers;  // layers per pipeline device
     std::optional<targets::local_gpu> local;
     limits lim;
     plan_options opt;
@@ -76,9 +81,17 @@ inputs resolve(const plan_args& a) {
         in.model.name += " (1/" + std::to_string(a.tp) + " tensor-parallel shard)";
         in.model.desc.name = cli::intern(in.model.name);
     }
-    auto g = cli::load_gpu_input(a.gpu, a.reserve);
-    in.gpu = g.desc;
-    in.local = std::move(g.local);
+    const auto names = cli::split_list(a.gpu, "--gpu");
+    if (names.size() > 1 && a.gpus > 1) throw error("--gpu A,B,... names every GPU of the pipeline; leave out --gpus");
+    if (names.size() == 1 && !a.split.empty())
+        throw error("--split shares layers between the GPUs of --gpu A,B,...; name two or more");
+    for (const auto& n : names) {
+        auto g = cli::load_gpu_input(n, a.reserve);
+        in.devices.push_back(g.desc);
+        if (names.size() == 1) in.local = std::move(g.local);
+    }
+    in.gpu = in.devices.front();
+    if (names.size() == 1 && a.gpus > 1) in.devices.assign(a.gpus, in.gpu);
     in.lim = limits{a.ctx, a.batch, a.ubatch,
                     a.attention == "naive" ? attention_kernel::naive : attention_kernel::fused, false};
     validate(in.lim);
@@ -108,42 +121,76 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
     }
     bool fits = s.p.fits();
     std::vector<device_share> pipeline;
-    if (a.gpus > 1) {
-        pipeline = plan_pipeline(in.model.desc, in.gpu, in.lim, a.gpus, in.opt);
+    const bool piped = in.devices.size() > 1;
+    std::string devices_name = in.gpu.name.data();
+    if (piped) {
+        const std::uint64_t L = in.model.desc.shape.n_layer;
+        std::vector<std::uint64_t> layers;
+        if (!a.split.empty()) {
+            std::vector<std::uint64_t> shares;
+            for (const auto& x : cli::split_list(a.split, "--split")) {
+                if (x.empty() || x.size() > 6 || x.find_first_not_of("0123456789") != std::string::npos)
+                    throw error("--split takes whole-number shares such as 3,1, not '" + x + "'");
+                shares.push_back(std::stoull(x));
+            }
+            layers = pipeline_layers(L, in.devices, shares);
+        } else if (a.gpus > 1) {
+            for (std::uint64_t d = 0; d < a.gpus; ++d) layers.push_back((d + 1) * L / a.gpus - d * L / a.gpus);
+        } else {
+            layers = pipeline_layers(L, in.devices);
+        }
+        pipeline = plan_pipeline(in.model.desc, in.devices, in.lim, layers, in.opt);
         fits = true;
-        for (const auto& d : pipeline) fits = fits && d.needed() <= in.gpu.capacity;
+        for (const auto& d : pipeline) fits = fits && d.fits();
+        devices_name = a.gpus > 1 ? fmt::format("{} x {}", a.gpus, in.gpu.name) : std::string();
+        for (std::size_t d = 0; a.gpus == 1 && d < in.devices.size(); ++d)
+            devices_name += (d ? " + " : "") + std::string(in.devices[d].name);
     }
     if (!a.emit.empty()) {
-        fmt::print("{}", cli::emit_engine({a.emit, a.model, a.gpus, a.tp}, s.p));
+        std::vector<std::uint64_t> layers;
+        for (const auto& d : pipeline) layers.push_back(d.n_layers);
+        fmt::print("{}",
+                   cli::emit_engine(
+                       {a.emit, a.model, in.devices.size(), a.tp, layers, in.devices.size() > 1 && a.gpus == 1}, s.p));
         return fits ? 0 : 1;
     }
     if (a.json) {
         auto j = cli::plan_json(s);
         j["tensor_parallel"] = a.tp;
         if (in.local) j["local_device"] = cli::local_gpu_json(*in.local);
-        if (a.gpus > 1) {
+        if (piped) {
             j["fits"] = fits;
             auto& devs = j["devices"] = nlohmann::json::array();
-            for (const auto& d : pipeline)
-                devs.push_back({{"first_layer", d.first_layer},
+            for (std::size_t k = 0; k < pipeline.size(); ++k) {
+                const auto& d = pipeline[k];
+                devs.push_back({{"gpu", std::string(in.devices[k].name)},
+                                {"capacity_bytes", d.capacity},
+                                {"first_layer", d.first_layer},
                                 {"n_layers", d.n_layers},
                                 {"weights_bytes", d.weights},
                                 {"kv_bytes", d.kv},
                                 {"activations_bytes", d.activations},
                                 {"reserve_bytes", d.reserve},
                                 {"needed_bytes", d.needed()},
-                                {"fits", d.needed() <= in.gpu.capacity}});
+                                {"fits", d.fits()}});
+            }
         }
         std::cout << j.dump(2) << "\n";
     } else if (one_line) {
         // stdout stays one line for scripts; the warning goes to stderr.
         if (const std::string w = cli::trained_context_warning(in.model.desc, in.lim.context); !w.empty())
             fmt::print(stderr, "{}\n", w);
-        if (a.gpus > 1) {
-            std::uint64_t worst = 0;
-            for (const auto& d : pipeline) worst = std::max(worst, d.needed());
-            fmt::print("{}: {} on {} x {} (pipeline), largest device needs {} of {}\n", fits ? "fits" : "does not fit",
-                       in.model.name, a.gpus, in.gpu.name, cli::human(worst), cli::human(in.gpu.capacity));
+        if (piped) {
+            // The tightest device: the least to spare, or the most short.
+            std::size_t worst = 0;
+            auto spare = [&](std::size_t k) {
+                return static_cast<double>(pipeline[k].capacity) - static_cast<double>(pipeline[k].needed());
+            };
+            for (std::size_t k = 1; k < pipeline.size(); ++k)
+                if (spare(k) < spare(worst)) worst = k;
+            fmt::print("{}: {} on {} (pipeline), tightest device {} ({}) needs {} of {}\n",
+                       fits ? "fits" : "does not fit", in.model.name, devices_name, worst, in.devices[worst].name,
+                       cli::human(pipeline[worst].needed()), cli::human(pipeline[worst].capacity));
         } else if (fits) {
             fmt::print("fits: {} on {} needs {} of {} ({} free)\n", in.model.name, in.gpu.name,
                        cli::human(s.p.needed()), cli::human(in.gpu.capacity),
@@ -161,15 +208,15 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
         cli::print_advice_table(s);
     } else {
         cli::print_plan(s);
-        if (a.gpus > 1) {
-            fmt::print("\npipeline over {} x {}:\n  {:<8} {:>10} {:>12} {:>12} {:>12} {:>12}  fits\n", a.gpus,
-                       in.gpu.name, "device", "layers", "weights", "KV", "activations", "needed");
+        if (piped) {
+            fmt::print("\npipeline over {}:\n  {:<8} {:<16} {:>10} {:>12} {:>12} {:>12} {:>12} {:>12}  fits\n",
+                       devices_name, "device", "gpu", "layers", "weights", "KV", "activations", "needed", "capacity");
             for (std::size_t d = 0; d < pipeline.size(); ++d) {
                 const auto& x = pipeline[d];
-                fmt::print("  {:<8} {:>10} {:>12} {:>12} {:>12} {:>12}  {}\n", d,
+                fmt::print("  {:<8} {:<16} {:>10} {:>12} {:>12} {:>12} {:>12} {:>12}  {}\n", d, in.devices[d].name,
                            fmt::format("{}-{}", x.first_layer, x.first_layer + x.n_layers - 1), cli::human(x.weights),
-                           cli::human(x.kv), cli::human(x.activations), cli::human(x.needed()),
-                           x.needed() <= in.gpu.capacity ? "yes" : "no");
+                           cli::human(x.kv), cli::human(x.activations), cli::human(x.needed()), cli::human(x.capacity),
+                           x.fits() ? "yes" : "no");
             }
         }
     }
