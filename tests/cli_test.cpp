@@ -593,3 +593,23 @@ TEST_CASE("mixed GPUs: layers in proportion to each budget or to --split, each d
         CHECK(r.out.find(expect) != std::string::npos);
     }
 }
+
+TEST_CASE("--nodes N --tp K: tensor parallelism inside each machine, a pipeline across them, every stage by hand") {
+    // Llama-3.1-70B in f16, 4-way tensor parallel: a GPU's share of one layer is q 8192 x 2048, k and v
+    // 8192 x 256, o 2048 x 8192, gate/up/down 8192 x 7168 each (2 B a value) and two f32 norms of 8192:
+    // 427,884,544 bytes; 40 layers a stage = 17,115,381,760. Stage 0 adds the embedding's quarter
+    // (32,064 x 8192 x 2 = 525,336,576) and stage 1 the head's quarter and the output norm (32,768);
+    // both hold rope_freqs.weight (256).
+    const auto j = run_json("plan -m llama-3.1-70b -g h100 --ctx 8192 --tp 4 --nodes 2", 0);
+    REQUIRE(j["devices"].size() == 2);
+    CHECK(j["devices"][0]["n_layers"] == 40);
+    CHECK(j["devices"][0]["weights_bytes"] == 17'115'381'760ull + 525'336'576ull + 256);
+    CHECK(j["devices"][1]["weights_bytes"] == 17'115'381'760ull + 525'336'576ull + 32'768ull + 256);
+    CHECK(j["devices"][1]["kv_bytes"] == 40ull * 8192 * 256 * 2 * 2);  // 2 KV heads of 128 per GPU
+    const auto r = run("plan -m llama-3.1-70b -g h100 --ctx 8192 --tp 4 --nodes 2 --emit vllm");
+    CAPTURE(r.out);
+    CHECK(r.out.find("--tensor-parallel-size 4 --pipeline-parallel-size 2") != std::string::npos);
+    CHECK(r.out.find("start a Ray cluster") != std::string::npos);
+    CHECK(run("plan -m llama-3.1-70b -g h100 --tp 4 --nodes 2 --gpus 2").rc == 2);
+    CHECK(run("plan -m llama-3.1-70b -g h100,a100 --tp 4 --nodes 2").rc == 2);
+}

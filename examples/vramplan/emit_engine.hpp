@@ -31,6 +31,8 @@ struct engine_request {
     std::uint64_t gpus = 1, tp = 1;
     std::vector<std::uint64_t> layers;  // per pipeline device, when there are several
     bool mixed = false;                 // the pipeline's GPUs are not all alike
+    std::uint64_t nodes = 1;            // machines in the pipeline, each with tp GPUs
+    std::uint64_t needed = 0;           // a pipeline's largest device's needed bytes (0: the plan's)
 };
 
 namespace detail {
@@ -39,7 +41,7 @@ namespace detail {
 inline std::string model_argument(const engine_request& r, const plan& p, const char* placeholder, std::string& out) {
     if (r.model.ends_with(".gguf")) return r.model;
     out += fmt::format("# {}: the {} of {} with {} weights\n", placeholder,
-                       std::string_view(placeholder).ends_with(".gguf") ? "GGUF file" : "checkpoint", p.model.name,
+                       std::string_view(placeholder).ends_with(".gguf") ? "GGUF file" : "checkpoint", r.model,
                        name(p.model.layer(0)[tensor_role::attn_q]));
     return placeholder;
 }
@@ -114,14 +116,14 @@ inline std::string emit_engine(const engine_request& r, const plan& p) {
     }
     if (r.engine == "vllm") {
         // The share of the GPU's whole memory the plan needs, rounded up so the plan fits in it.
+        const std::uint64_t needed = r.needed ? r.needed : p.needed();
         const double share =
-            std::ceil(static_cast<double>(p.needed()) / static_cast<double>(p.target.capacity) * 100.0) / 100.0;
+            std::ceil(static_cast<double>(needed) / static_cast<double>(p.target.capacity) * 100.0) / 100.0;
         out += fmt::format(
-            "# vLLM gives every byte under --gpu-memory-utilization that the weights and its activations leave to the "
-            "KV\n"
-            "# cache (more sequences than --max-num-seqs can then be cached); the share below is the plan's {} of "
-            "{}.\n",
-            human(p.needed()), human(p.target.capacity));
+            "# vLLM gives every byte under --gpu-memory-utilization that the weights and its activations leave to the\n"
+            "# KV cache (more sequences than --max-num-seqs can then be cached); the share below is the plan's {} of\n"
+            "# {}{}.\n",
+            human(needed), human(p.target.capacity), r.needed ? " on its fullest device" : "");
         const std::string weights = name(p.model.layer(0)[tensor_role::attn_q]);
         if (weights != "f16" && weights != "bf16" && weights != "f32" && !weights.starts_with("fp8"))
             out += fmt::format(
@@ -148,6 +150,11 @@ inline std::string emit_engine(const engine_request& r, const plan& p) {
                 "mixed GPUs has no vLLM flag.\n";
         if (r.tp > 1) out += fmt::format(" --tensor-parallel-size {}", r.tp);
         if (r.gpus > 1) out += fmt::format(" --pipeline-parallel-size {}", r.gpus);
+        if (r.nodes > 1)
+            out = fmt::format(
+                      "# {} machines of {} GPUs: start a Ray cluster over them first (vLLM's multi-node serving).\n",
+                      r.nodes, r.tp) +
+                  out;
         if (p.host.weights.bytes) {
             const double gib =
                 std::ceil(static_cast<double>(p.host.weights.bytes) / static_cast<double>(1ull << 30) * 100.0) / 100.0;

@@ -22,7 +22,7 @@ namespace {
 
 struct plan_args {
     std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit, split;
-    std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1;
+    std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1, nodes = 1;
     bool json = false;
 };
 
@@ -49,6 +49,10 @@ void add_plan_options(CLI::App* c, plan_args& a) {
     c->add_option("--reserve", a.reserve, "override the GPU's runtime reserve (CUDA context, workspaces)");
     c->add_option("--split", a.split,
                   "with --gpu A,B,...: each GPU's share of the layers, e.g. 3,1 (default: their budgets)");
+    c->add_option("--nodes", a.nodes,
+                  "machines in a pipeline, each running --tp K tensor-parallel GPUs (as vLLM on a Ray cluster)")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
     c->add_option("--gpus", a.gpus, "identical GPUs for pipeline parallelism")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
@@ -81,7 +85,9 @@ inputs resolve(const plan_args& a) {
         in.model.name += " (1/" + std::to_string(a.tp) + " tensor-parallel shard)";
         in.model.desc.name = cli::intern(in.model.name);
     }
+    if (a.nodes > 1 && a.gpus > 1) throw error("--nodes N makes an N-stage pipeline of machines; leave out --gpus");
     const auto names = cli::split_list(a.gpu, "--gpu");
+    if (a.nodes > 1 && names.size() > 1) throw error("--nodes N plans machines of one GPU type; give one --gpu");
     if (names.size() > 1 && a.gpus > 1) throw error("--gpu A,B,... names every GPU of the pipeline; leave out --gpus");
     if (names.size() == 1 && !a.split.empty())
         throw error("--split shares layers between the GPUs of --gpu A,B,...; name two or more");
@@ -92,6 +98,7 @@ inputs resolve(const plan_args& a) {
     }
     in.gpu = in.devices.front();
     if (names.size() == 1 && a.gpus > 1) in.devices.assign(a.gpus, in.gpu);
+    if (a.nodes > 1) in.devices.assign(a.nodes, in.gpu);  // one pipeline stage per machine
     in.lim = limits{a.ctx, a.batch, a.ubatch,
                     a.attention == "naive" ? attention_kernel::naive : attention_kernel::fused, false};
     validate(in.lim);
@@ -134,24 +141,33 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
                 shares.push_back(std::stoull(x));
             }
             layers = pipeline_layers(L, in.devices, shares);
-        } else if (a.gpus > 1) {
-            for (std::uint64_t d = 0; d < a.gpus; ++d) layers.push_back((d + 1) * L / a.gpus - d * L / a.gpus);
+        } else if (a.gpus > 1 || a.nodes > 1) {
+            const std::uint64_t n = in.devices.size();
+            for (std::uint64_t d = 0; d < n; ++d) layers.push_back((d + 1) * L / n - d * L / n);
         } else {
             layers = pipeline_layers(L, in.devices);
         }
         pipeline = plan_pipeline(in.model.desc, in.devices, in.lim, layers, in.opt);
         fits = true;
         for (const auto& d : pipeline) fits = fits && d.fits();
-        devices_name = a.gpus > 1 ? fmt::format("{} x {}", a.gpus, in.gpu.name) : std::string();
-        for (std::size_t d = 0; a.gpus == 1 && d < in.devices.size(); ++d)
+        const bool mixed = a.gpus == 1 && a.nodes == 1;
+        devices_name = a.nodes > 1
+                           ? fmt::format("{} nodes of {} x {} (tensor parallel in each)", a.nodes, a.tp, in.gpu.name)
+                       : a.gpus > 1 ? fmt::format("{} x {}", a.gpus, in.gpu.name)
+                                    : std::string();
+        for (std::size_t d = 0; mixed && d < in.devices.size(); ++d)
             devices_name += (d ? " + " : "") + std::string(in.devices[d].name);
     }
     if (!a.emit.empty()) {
         std::vector<std::uint64_t> layers;
-        for (const auto& d : pipeline) layers.push_back(d.n_layers);
-        fmt::print("{}",
-                   cli::emit_engine(
-                       {a.emit, a.model, in.devices.size(), a.tp, layers, in.devices.size() > 1 && a.gpus == 1}, s.p));
+        std::uint64_t largest = 0;
+        for (const auto& d : pipeline) {
+            layers.push_back(d.n_layers);
+            largest = std::max(largest, d.needed());
+        }
+        fmt::print("{}", cli::emit_engine({a.emit, a.model, in.devices.size(), a.tp, layers,
+                                           piped && a.gpus == 1 && a.nodes == 1, a.nodes, largest},
+                                          s.p));
         return fits ? 0 : 1;
     }
     if (a.json) {
