@@ -113,14 +113,14 @@ TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090: check fails and advise and auto o
 }
 
 TEST_CASE("tensor parallelism: each of 4 GPUs holds a quarter of every layer and of the vocabulary") {
-    const auto j = run_json("plan -m llama3.1-70b -g h100 --tp 4 --weights f16 --ctx 8192", 0);
+    const auto j = run_json("plan -m llama3.1-70b -g h100-sxm --tp 4 --weights f16 --ctx 8192", 0);
     CHECK(j["tensor_parallel"] == 4);
     // Per layer: (8192x2048 q + 2 x 8192x256 k,v + 2048x8192 o + 3 x 8192x7168 ffn) x 2 B + 2 norms x 32,768 B;
     // embedding and head: 32,064 x 8192 x 2 B each; output norm 32,768 B; rope_freqs 256 B (64 f32).
     const std::uint64_t layer = (2 * 8192ull * 2048 + 2 * 8192ull * 256 + 3 * 8192ull * 7168) * 2 + 2 * 32'768;
     CHECK(j["weights_bytes"] == 80 * layer + 2 * 32'064ull * 8192 * 2 + 32'768 + 256);
     CHECK(j["kv_bytes"] == 80 * 2 * 8192ull * 256 * 2);  // 2 of the 8 KV heads
-    CHECK(run("check -m llama3.1-70b -g h100 --tp 3").out.find("tensor parallelism needs a factor") !=
+    CHECK(run("check -m llama3.1-70b -g h100-sxm --tp 3").out.find("tensor parallelism needs a factor") !=
           std::string::npos);
 }
 
@@ -143,11 +143,11 @@ TEST_CASE("config.json and GGUF inputs and only the GGUF header is read") {
         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "rope_theta": 500000.0,
         "max_position_embeddings": 131072, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192, "rope_type": "llama3"}})";
-    const auto l31 = run_json("plan -m " + cfg + " -g h100 --weights q4_0", 0);
+    const auto l31 = run_json("plan -m " + cfg + " -g h100-sxm --weights q4_0", 0);
     CHECK(l31["params"] == 8'030'261'248ull);
-    CHECK(l31["weights_bytes"] == run_json("plan -m llama-3.1-8b -g h100 --weights q4_0", 0)["weights_bytes"]);
+    CHECK(l31["weights_bytes"] == run_json("plan -m llama-3.1-8b -g h100-sxm --weights q4_0", 0)["weights_bytes"]);
     CHECK(l31["weights_bytes"].get<std::uint64_t>() ==
-          run_json("plan -m llama-3-8b -g h100 --weights q4_0", 0)["weights_bytes"].get<std::uint64_t>() + 256);
+          run_json("plan -m llama-3-8b -g h100-sxm --weights q4_0", 0)["weights_bytes"].get<std::uint64_t>() + 256);
     CHECK(j["weights_bytes"] == 6'738'415'616ull * 2 + 65 * 4096 * 2ull);  // f16, norms f32
     std::ofstream(cfg) << R"({"model_type": "gpt2", "vocab_size": 5})";
     auto bad = run("plan -m " + cfg + " -g a100");
@@ -204,7 +204,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
-    CHECK(lines(g.out) == 16);
+    CHECK(lines(g.out) == 1 + 28);  // a header and the catalog
     const std::string svg = temp("vramplan_cli.svg");
     CHECK(run("plan -m llama3.1-70b -g 4090 --weights q4_0 --gpu-layers auto --svg " + svg).rc == 0);
     std::ifstream in(svg);
@@ -220,7 +220,13 @@ TEST_CASE("models and gpus and the SVG picture") {
 TEST_CASE("bad input: one clear line and exit 2 and the valid choices named") {
     for (auto [args, expect] :
          {std::pair{"plan -m gpt-9 -g 4090", "built-in models: Llama-2-7B"},
-          std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: RTX 3060"},
+          std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: GTX 1080 Ti, RTX 2080 Ti, RTX 3060"},
+          std::pair{"plan -m llama3-8b -g rtx4009", "unknown GPU 'rtx4009'; did you mean RTX 4090, "},
+          std::pair{"plan -m llama3-8b -g h100",
+                    "'h100' names several GPUs: H100 SXM 80GB, H100 PCIe 80GB, H100 NVL 94GB"},
+          std::pair{"plan -m llama3-8b -g '4060 ti'",
+                    "'4060 ti' names several GPUs: RTX 4060 Ti 8GB, RTX 4060 Ti 16GB"},
+          std::pair{"plan -m llama-3-8 -g 4090", "unknown model 'llama-3-8'; did you mean Llama-3-8B"},
           std::pair{"plan -m llama3-8b -g 4090 --kv q9", "known formats:"},
           std::pair{"plan -m llama3-8b -g 4090 --ctx 0", "context must be"},
           std::pair{"plan -m llama3-8b -g 4090 --gpu-layers many", "--gpu-layers takes"},
@@ -531,7 +537,7 @@ TEST_CASE("--emit: the llama.cpp, vLLM and Ollama settings of a plan, by hand") 
     CHECK(out.find("vllm serve MODEL --max-model-len 8192 --max-num-seqs 1 --gpu-memory-utilization 0.73 "
                    "--kv-cache-dtype auto\n") != std::string::npos);
     CHECK(out.find("q4_0 weights are a GGUF format") != std::string::npos);
-    out = emit("plan -m llama-3-8b -g h100 --ctx 8192 --kv q4_0 --tp 2 --emit vllm", 0);
+    out = emit("plan -m llama-3-8b -g h100-sxm --ctx 8192 --kv q4_0 --tp 2 --emit vllm", 0);
     CHECK(out.find("vLLM has no q4_0 KV cache; fp8 is the nearest (8 bits a value, twice the plan's KV bytes)") !=
           std::string::npos);
     CHECK(out.find("--kv-cache-dtype fp8 --tensor-parallel-size 2") != std::string::npos);
@@ -600,16 +606,16 @@ TEST_CASE("--nodes N --tp K: tensor parallelism inside each machine, a pipeline 
     // 427,884,544 bytes; 40 layers a stage = 17,115,381,760. Stage 0 adds the embedding's quarter
     // (32,064 x 8192 x 2 = 525,336,576) and stage 1 the head's quarter and the output norm (32,768);
     // both hold rope_freqs.weight (256).
-    const auto j = run_json("plan -m llama-3.1-70b -g h100 --ctx 8192 --tp 4 --nodes 2", 0);
+    const auto j = run_json("plan -m llama-3.1-70b -g h100-sxm --ctx 8192 --tp 4 --nodes 2", 0);
     REQUIRE(j["devices"].size() == 2);
     CHECK(j["devices"][0]["n_layers"] == 40);
     CHECK(j["devices"][0]["weights_bytes"] == 17'115'381'760ull + 525'336'576ull + 256);
     CHECK(j["devices"][1]["weights_bytes"] == 17'115'381'760ull + 525'336'576ull + 32'768ull + 256);
     CHECK(j["devices"][1]["kv_bytes"] == 40ull * 8192 * 256 * 2 * 2);  // 2 KV heads of 128 per GPU
-    const auto r = run("plan -m llama-3.1-70b -g h100 --ctx 8192 --tp 4 --nodes 2 --emit vllm");
+    const auto r = run("plan -m llama-3.1-70b -g h100-sxm --ctx 8192 --tp 4 --nodes 2 --emit vllm");
     CAPTURE(r.out);
     CHECK(r.out.find("--tensor-parallel-size 4 --pipeline-parallel-size 2") != std::string::npos);
     CHECK(r.out.find("start a Ray cluster") != std::string::npos);
-    CHECK(run("plan -m llama-3.1-70b -g h100 --tp 4 --nodes 2 --gpus 2").rc == 2);
-    CHECK(run("plan -m llama-3.1-70b -g h100,a100 --tp 4 --nodes 2").rc == 2);
+    CHECK(run("plan -m llama-3.1-70b -g h100-sxm --tp 4 --nodes 2 --gpus 2").rc == 2);
+    CHECK(run("plan -m llama-3.1-70b -g h100-sxm,a100 --tp 4 --nodes 2").rc == 2);
 }

@@ -65,7 +65,7 @@ TEST_CASE("every preset in several formats and limits keeps the plan invariants"
                 format_policy pol = uniform_policy(w);
                 if (!row_fits_format(w, e.shape.n_ff)) pol.with({tensor_role::ffn_down, f16::value});
                 const model_desc m = presets::describe(e, pol);
-                check_invariants(plan_inference(m, targets::by_name("h100"), lim));
+                check_invariants(plan_inference(m, targets::by_name("h100 sxm"), lim));
                 check_invariants(plan_auto_offload(m, targets::by_name("4060"), lim));
             }
 }
@@ -135,9 +135,9 @@ TEST_CASE("Llama-3-8B Q4_0 on an RTX 4060 8GB fits at 8192 with a largest contex
 
 TEST_CASE("naive attention materializes n_head x tokens x context scores and fused does not") {
     const model_desc m = presets::describe(presets::llama3_8b_entry, uniform_policy(q4_0::value));
-    const plan fused = plan_inference(m, targets::by_name("h100"), {.context = 8192});
+    const plan fused = plan_inference(m, targets::by_name("h100 sxm"), {.context = 8192});
     const plan naive =
-        plan_inference(m, targets::by_name("h100"), {.context = 8192, .attention = attention_kernel::naive});
+        plan_inference(m, targets::by_name("h100 sxm"), {.context = 8192, .attention = attention_kernel::naive});
     // 512 tokens x 32 heads x 8192 positions x 4 B = 536,870,912 B of scores, alive with the residual,
     // positions, q and attn_out (8,388,608 x 3 + 2,048) at the attention step.
     CHECK(naive.gpu.activations.bytes == 536'870'912ull + 3 * 8'388'608ull + 2048);
@@ -160,7 +160,8 @@ TEST_CASE("bad limits and unknown targets are clear errors") {
                          error);
     CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.ubatch = 0}), doctest::Contains("micro-batch"),
                          error);
-    CHECK_THROWS_WITH_AS(targets::by_name("rtx 9999"), doctest::Contains("known GPUs: RTX 3060 12GB"), error);
+    CHECK_THROWS_WITH_AS(targets::by_name("rtx 9999"),
+                         doctest::Contains("known GPUs: GTX 1080 Ti, RTX 2080 Ti, RTX 3060 12GB"), error);
     CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.context = 1ull << 62, .batch = 1ull << 10}),
                          doctest::Contains("overflow"), error);
 }
@@ -172,10 +173,19 @@ TEST_CASE("the catalog has at least 15 devices with capacity and bandwidths and 
         CHECK(t.capacity > t.reserve);
         CHECK(t.memory_bandwidth > 0);
         CHECK(t.link_bandwidth > 0);
-        CHECK(t.cc_major >= 7);
+        CHECK(t.cc_major >= 6);
     }
+    // Every entry answers to its own name alone; shared aliases are the deliberate ambiguities.
+    for (const auto& t : targets::catalog) CHECK(targets::find(t.name) == &t);
+    CHECK_THROWS_WITH_AS(targets::find("h100"), doctest::Contains("names several GPUs"), error);
+    CHECK(targets::by_name("H100 SXM").memory_bandwidth == 3350ull * 1000 * 1000 * 1000);
+    CHECK(targets::by_name("h100-pcie").memory_bandwidth == 2000ull * 1000 * 1000 * 1000);
+    CHECK(targets::by_name("4060 Ti 16GB").capacity == 16ull << 30);
+    CHECK(detail::edit_distance("rtx4009", "rtx4090") == 1);  // a swap of neighbours is one edit
+    CHECK(detail::edit_distance("l4", "l40s") == 2);
     CHECK(targets::by_name("4060").capacity == 8ull << 30);
-    CHECK(targets::by_name("H200").capacity == 141'000'000'000ull);
+    CHECK(targets::by_name("H200").capacity == 141ull << 30);       // binary, as the driver counts it
+    CHECK(targets::by_name("H200").capacity > 149'551'185'920ull);  // what one H200 had free
     CHECK(with_reserve(targets::by_name("4090"), 0).budget() == 24ull << 30);
 }
 

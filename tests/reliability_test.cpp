@@ -28,18 +28,18 @@ TEST_CASE("byte counts that would overflow 64 bits are rejected") {
     CHECK_THROWS_WITH_AS(weight_bytes(make_model("huge", s, uniform_policy(format{format_id::f32}))),
                          doctest::Contains("overflow"), error);
     CHECK_THROWS_WITH_AS(
-        plan_inference(make_model("huge", s, uniform_policy(format{format_id::f32})), targets::by_name("h100"), {}),
+        plan_inference(make_model("huge", s, uniform_policy(format{format_id::f32})), targets::by_name("h100 sxm"), {}),
         doctest::Contains("overflow"), error);
     const model_desc m = presets::describe(presets::llama3_8b_entry, uniform_policy(format{format_id::q4_0}));
     // 2^40 positions x 2^20 sequences of a 131,072-byte-per-token cache.
-    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("h100"), {.context = 1ull << 40, .batch = 1ull << 20}),
+    CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("h100 sxm"), {.context = 1ull << 40, .batch = 1ull << 20}),
                          doctest::Contains("overflow"), error);
     CHECK_THROWS_WITH_AS(kv_cache_bytes(m, 1ull << 50, 1ull << 20), doctest::Contains("overflow"), error);
     training_config c;
     c.seq = 1ull << 62;
     CHECK_THROWS_WITH_AS(training_memory(m, c), doctest::Contains("overflow"), error);
     // Huge but representable: a clear "does not fit", with exact numbers.
-    const plan p = plan_inference(m, targets::by_name("h100"), {.context = 1ull << 30});
+    const plan p = plan_inference(m, targets::by_name("h100 sxm"), {.context = 1ull << 30});
     CHECK_FALSE(p.fits());
     CHECK(p.gpu.kv.bytes == (1ull << 30) * 131'072ull);
 }

@@ -158,12 +158,11 @@ inline gpu_input load_gpu_input(const std::string& spec, const std::string& rese
         try {
             t.capacity = parse_size(spec);
         } catch (const error&) {
-            throw error("unknown GPU '" + spec + "'; known GPUs: " + targets::known_names() +
-                        " (or a size such as 12GiB)");
+            throw error(targets::unknown_gpu_message(spec));
         }
         t.reserve = 512ull << 20;
     } else {
-        throw error("unknown GPU '" + spec + "'; known GPUs: " + targets::known_names() + " (or a size such as 12GiB)");
+        throw error(targets::unknown_gpu_message(spec));
     }
     if (!reserve.empty()) t.reserve = parse_size(reserve);
     if (t.reserve >= t.capacity)

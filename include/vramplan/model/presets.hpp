@@ -130,14 +130,15 @@ template <storage_format W = f32, storage_format Kv = f16, class Output = W, sto
           storage_format Act = f32>
 using stories260k = decoder_preset<stories260k_entry, W, Kv, Output, Embed, Act>;
 
-inline const preset_entry* find(std::string_view name) { return detail::find_by_name(catalog, name); }
+inline const preset_entry* find(std::string_view name) { return detail::find_by_name(catalog, name, "model"); }
 
 inline std::string known_names() { return detail::list_names(catalog); }
 
 inline const preset_entry& by_name(std::string_view name) {
     if (const preset_entry* e = find(name)) return *e;
-    throw error("unknown model '" + std::string(name) + "'; built-in models: " + known_names() +
-                " (or give a .gguf file or a config.json)");
+    const std::string near = detail::nearest_names(catalog, name);
+    throw error("unknown model '" + std::string(name) + "'" + (near.empty() ? "" : "; did you mean " + near) +
+                "; built-in models: " + known_names() + " (or give a .gguf file or a config.json)");
 }
 
 // The run-time twin of the type-level presets.

@@ -1,10 +1,12 @@
-// Devices vramplan knows by name. Capacity is the memory size the vendor specifies, in binary
-// units as the driver counts it (an "8 GB" RTX 4060 has 8 GiB), except where the vendor's figure
-// is decimal (H200: 141 GB). Reserves cover the CUDA context (about 300-500 MiB on recent drivers
-// with lazy module loading), library workspaces and memory the driver keeps: 512 MiB on consumer
-// cards, 1 GiB on data-center cards (larger contexts, ECC bookkeeping), 1.5 GiB on Jetson where the
-// operating system shares the memory. Memory bandwidth is the vendor's peak; link bandwidth is the
-// PCIe peak per direction (Gen3 x16 16 GB/s, Gen4 x16 32 GB/s, Gen4 x8 16 GB/s, Gen5 x16 64 GB/s).
+// Devices vramplan knows by name, each from its vendor's specification (named above the entry).
+// Vendors' memory sizes are binary, as the driver counts them: an "8 GB" RTX 4060 has 8 GiB, and
+// an H200's "141 GB" is 141 GiB (one here had 149,551,185,920 bytes free, more than 141e9).
+// Reserves cover the CUDA context (about 300-500 MiB on recent drivers with lazy module loading),
+// library workspaces and memory the driver keeps: 512 MiB on consumer cards, 1 GiB on data-center
+// and workstation cards (larger contexts, ECC bookkeeping), 1.5 GiB on Jetson where the operating
+// system shares the memory. Memory bandwidth is the vendor's peak; link bandwidth is the PCIe peak
+// per direction (Gen3 x16 16 GB/s, Gen4 x16 32 GB/s, Gen4 x8 16 GB/s, Gen5 x16 64 GB/s). A name
+// several entries share ("h100", "4060 ti") is ambiguous and lists them.
 #pragma once
 
 #include <array>
@@ -21,90 +23,389 @@ inline constexpr std::uint64_t MiB = 1ull << 20;
 inline constexpr std::uint64_t GB = 1000ull * 1000 * 1000;
 inline constexpr std::uint64_t GBps = GB;  // bytes per second
 
+// GeForce GTX 1080 Ti: 11 GB GDDR5X, 484 GB/s; PCIe 3.0 x16
+struct gtx_1080_ti {
+    static constexpr target_desc value{.name = "GTX 1080 Ti",
+                                       .capacity = 11 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 484 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 6,
+                                       .cc_minor = 1,
+                                       .unified = false,
+                                       .aliases = "1080ti gtx1080ti"};
+};
+// GeForce RTX 2080 Ti: 11 GB GDDR6, 616 GB/s; PCIe 3.0 x16
+struct rtx_2080_ti {
+    static constexpr target_desc value{.name = "RTX 2080 Ti",
+                                       .capacity = 11 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 616 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "2080ti rtx2080ti"};
+};
+// GeForce RTX 3060: 12 GB GDDR6, 360 GB/s; PCIe 4.0 x16
 struct rtx_3060_12gb {
-    static constexpr target_desc value{"RTX 3060 12GB", 12 * GiB,      512 * MiB, 360 * GBps, 32 * GBps, 8, 6,
-                                       false,           "3060 rtx3060"};
+    static constexpr target_desc value{.name = "RTX 3060 12GB",
+                                       .capacity = 12 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 360 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3060 rtx3060"};
 };
+// GeForce RTX 3070: 8 GB GDDR6, 448 GB/s; PCIe 4.0 x16
+struct rtx_3070 {
+    static constexpr target_desc value{.name = "RTX 3070",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 448 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3070 rtx3070"};
+};
+// GeForce RTX 3080: 10 GB GDDR6X, 760 GB/s; PCIe 4.0 x16
+struct rtx_3080_10gb {
+    static constexpr target_desc value{.name = "RTX 3080 10GB",
+                                       .capacity = 10 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 760 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3080 rtx3080"};
+};
+// GeForce RTX 3090: 24 GB GDDR6X, 936 GB/s; PCIe 4.0 x16
 struct rtx_3090 {
-    static constexpr target_desc value{"RTX 3090", 24 * GiB, 512 * MiB, 936 * GBps,    32 * GBps,
-                                       8,          6,        false,     "3090 rtx3090"};
+    static constexpr target_desc value{.name = "RTX 3090",
+                                       .capacity = 24 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 936 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3090 rtx3090"};
 };
+// GeForce RTX 4060: 8 GB GDDR6, 272 GB/s; PCIe 4.0 x8
 struct rtx_4060_8gb {
-    static constexpr target_desc value{"RTX 4060 8GB", 8 * GiB,       512 * MiB, 272 * GBps, 16 * GBps, 8, 9,
-                                       false,          "4060 rtx4060"};
+    static constexpr target_desc value{.name = "RTX 4060 8GB",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 272 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4060 rtx4060"};
 };
+// GeForce RTX 4060 Ti: 8 or 16 GB GDDR6, 288 GB/s; PCIe 4.0 x8
+struct rtx_4060_ti_8gb {
+    static constexpr target_desc value{.name = "RTX 4060 Ti 8GB",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 288 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4060ti rtx4060ti"};
+};
+// (the 16 GB version of the same card)
+struct rtx_4060_ti_16gb {
+    static constexpr target_desc value{.name = "RTX 4060 Ti 16GB",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 288 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4060ti rtx4060ti"};
+};
+// GeForce RTX 4070: 12 GB GDDR6X, 504 GB/s; PCIe 4.0 x16
 struct rtx_4070 {
-    static constexpr target_desc value{"RTX 4070", 12 * GiB, 512 * MiB, 504 * GBps,    32 * GBps,
-                                       8,          9,        false,     "4070 rtx4070"};
+    static constexpr target_desc value{.name = "RTX 4070",
+                                       .capacity = 12 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 504 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4070 rtx4070"};
 };
+// GeForce RTX 4080: 16 GB GDDR6X, 716.8 GB/s; PCIe 4.0 x16
+struct rtx_4080 {
+    static constexpr target_desc value{.name = "RTX 4080",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 716'800'000'000,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4080 rtx4080"};
+};
+// GeForce RTX 4090: 24 GB GDDR6X, 1008 GB/s; PCIe 4.0 x16
 struct rtx_4090 {
-    static constexpr target_desc value{"RTX 4090", 24 * GiB, 512 * MiB, 1008 * GBps,   32 * GBps,
-                                       8,          9,        false,     "4090 rtx4090"};
+    static constexpr target_desc value{.name = "RTX 4090",
+                                       .capacity = 24 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 1008 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4090 rtx4090"};
 };
+// GeForce RTX 5080: 16 GB GDDR7, 960 GB/s; PCIe 5.0 x16
+struct rtx_5080 {
+    static constexpr target_desc value{.name = "RTX 5080",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 960 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 12,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "5080 rtx5080"};
+};
+// GeForce RTX 5090: 32 GB GDDR7, 1792 GB/s; PCIe 5.0 x16
 struct rtx_5090 {
-    static constexpr target_desc value{"RTX 5090", 32 * GiB, 512 * MiB, 1792 * GBps,   64 * GBps,
-                                       12,         0,        false,     "5090 rtx5090"};
+    static constexpr target_desc value{.name = "RTX 5090",
+                                       .capacity = 32 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 1792 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 12,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "5090 rtx5090"};
 };
+// NVIDIA RTX A6000 datasheet: 48 GB GDDR6 with ECC, 768 GB/s; PCIe 4.0 x16
+struct rtx_a6000 {
+    static constexpr target_desc value{.name = "RTX A6000",
+                                       .capacity = 48 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 768 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "a6000 rtxa6000"};
+};
+// NVIDIA RTX 6000 Ada Generation datasheet: 48 GB GDDR6 with ECC, 960 GB/s; PCIe 4.0 x16
+struct rtx_6000_ada {
+    static constexpr target_desc value{.name = "RTX 6000 Ada",
+                                       .capacity = 48 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 960 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "6000ada rtx6000ada"};
+};
+// NVIDIA A10 datasheet: 24 GB GDDR6, 600 GB/s; PCIe 4.0 x16
 struct a10 {
-    static constexpr target_desc value{"A10", 24 * GiB, 1 * GiB, 600 * GBps, 32 * GBps, 8, 6, false, "a10-24gb"};
+    static constexpr target_desc value{.name = "A10",
+                                       .capacity = 24 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 600 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "a10-24gb"};
 };
+// NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s; PCIe 4.0 x16
 struct l4 {
-    static constexpr target_desc value{"L4", 24 * GiB, 1 * GiB, 300 * GBps, 32 * GBps, 8, 9, false, "l4-24gb"};
+    static constexpr target_desc value{.name = "L4",
+                                       .capacity = 24 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 300 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "l4-24gb"};
 };
+// NVIDIA L40S datasheet: 48 GB GDDR6 with ECC, 864 GB/s; PCIe 4.0 x16
+struct l40s {
+    static constexpr target_desc value{.name = "L40S",
+                                       .capacity = 48 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 864 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "l40s-48gb"};
+};
+// NVIDIA T4 datasheet: 16 GB GDDR6, 320 GB/s; PCIe 3.0 x16
 struct t4 {
-    static constexpr target_desc value{"T4", 16 * GiB, 1 * GiB, 320 * GBps, 16 * GBps, 7, 5, false, "t4-16gb"};
+    static constexpr target_desc value{.name = "T4",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 320 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "t4-16gb"};
 };
+// NVIDIA A100 datasheet: 40 GB HBM2, 1555 GB/s; PCIe 4.0 x16
 struct a100_40gb {
-    static constexpr target_desc value{"A100 40GB", 40 * GiB, 1 * GiB, 1555 * GBps,        32 * GBps,
-                                       8,           0,        false,   "a100-40gb a100-40"};
+    static constexpr target_desc value{.name = "A100 40GB",
+                                       .capacity = 40 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 1555 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "a100-40gb a100-40"};
 };
+// NVIDIA A100 datasheet: 80 GB HBM2e, 2039 GB/s (SXM); PCIe 4.0 x16
 struct a100_80gb {
-    static constexpr target_desc value{
-        "A100 80GB", 80 * GiB, 1 * GiB, 2039 * GBps, 32 * GBps, 8, 0, false, "a100 a100-80gb a100-80"};
+    static constexpr target_desc value{.name = "A100 80GB",
+                                       .capacity = 80 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 2039 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "a100 a100-80gb a100-80"};
 };
+// NVIDIA H100 datasheet: SXM 80 GB HBM3, 3.35 TB/s; PCIe 5.0 x16 to the host
 struct h100_80gb {
-    static constexpr target_desc value{"H100 80GB", 80 * GiB, 1 * GiB, 3350 * GBps,     64 * GBps,
-                                       9,           0,        false,   "h100 h100-80gb"};
+    static constexpr target_desc value{.name = "H100 SXM 80GB",
+                                       .capacity = 80 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 3350 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 9,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "h100 h100-sxm h100-sxm5 h100-80gb"};
 };
+// NVIDIA H100 datasheet: PCIe 80 GB HBM2e, 2 TB/s; PCIe 5.0 x16
+struct h100_pcie {
+    static constexpr target_desc value{.name = "H100 PCIe 80GB",
+                                       .capacity = 80 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 2000 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 9,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "h100 h100-pcie"};
+};
+// NVIDIA H100 datasheet: NVL 94 GB HBM3, 3.9 TB/s; PCIe 5.0 x16
+struct h100_nvl {
+    static constexpr target_desc value{.name = "H100 NVL 94GB",
+                                       .capacity = 94 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 3900 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 9,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "h100 h100-nvl"};
+};
+// NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s; PCIe 5.0 x16 (an H200 here had 149,551,185,920 bytes free: 141 GiB,
+// not 141e9)
 struct h200_141gb {
-    static constexpr target_desc value{"H200 141GB", 141 * GB,         1 * GiB, 4800 * GBps, 64 * GBps, 9, 0,
-                                       false,        "h200 h200-141gb"};
+    static constexpr target_desc value{.name = "H200 141GB",
+                                       .capacity = 141 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 4800 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 9,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "h200 h200-141gb"};
 };
+// Jetson Orin Nano 8GB module: 8 GB LPDDR5, 68 GB/s, shared with the CPU
 struct jetson_orin_nano_8gb {
-    static constexpr target_desc value{
-        "Jetson Orin Nano 8GB", 8 * GiB, 1536 * MiB, 68 * GBps, 68 * GBps, 8, 7, true, "orin-nano jetson-orin-nano"};
+    static constexpr target_desc value{.name = "Jetson Orin Nano 8GB",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 1536 * MiB,
+                                       .memory_bandwidth = 68 * GBps,
+                                       .link_bandwidth = 68 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 7,
+                                       .unified = true,
+                                       .aliases = "orin-nano jetson-orin-nano"};
 };
+// Jetson AGX Orin 64GB module: 64 GB LPDDR5, 204.8 GB/s, shared with the CPU
 struct jetson_agx_orin_64gb {
-    static constexpr target_desc value{
-        "Jetson AGX Orin 64GB", 64 * GiB, 1536 * MiB, 204 * GBps, 204 * GBps, 8, 7, true, "agx-orin jetson-agx-orin"};
+    static constexpr target_desc value{.name = "Jetson AGX Orin 64GB",
+                                       .capacity = 64 * GiB,
+                                       .reserve = 1536 * MiB,
+                                       .memory_bandwidth = 204 * GBps,
+                                       .link_bandwidth = 204 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 7,
+                                       .unified = true,
+                                       .aliases = "agx-orin jetson-agx-orin"};
 };
 
-inline constexpr std::array<target_desc, 15> catalog{
+inline constexpr std::array<target_desc, 28> catalog{
+    gtx_1080_ti::value,
+    rtx_2080_ti::value,
     rtx_3060_12gb::value,
+    rtx_3070::value,
+    rtx_3080_10gb::value,
     rtx_3090::value,
     rtx_4060_8gb::value,
+    rtx_4060_ti_8gb::value,
+    rtx_4060_ti_16gb::value,
     rtx_4070::value,
+    rtx_4080::value,
     rtx_4090::value,
+    rtx_5080::value,
     rtx_5090::value,
+    rtx_a6000::value,
+    rtx_6000_ada::value,
     a10::value,
     l4::value,
+    l40s::value,
     t4::value,
     a100_40gb::value,
     a100_80gb::value,
     h100_80gb::value,
+    h100_pcie::value,
+    h100_nvl::value,
     h200_141gb::value,
     jetson_orin_nano_8gb::value,
     jetson_agx_orin_64gb::value,
 };
 
-inline const target_desc* find(std::string_view name) { return vramplan::detail::find_by_name(catalog, name); }
+inline const target_desc* find(std::string_view name) { return vramplan::detail::find_by_name(catalog, name, "GPU"); }
 
 inline std::string known_names() { return vramplan::detail::list_names(catalog); }
 
+// "unknown GPU 'x'; did you mean ...? known GPUs: ...": what a failed look-up says.
+inline std::string unknown_gpu_message(std::string_view name) {
+    const std::string near = vramplan::detail::nearest_names(catalog, name);
+    return "unknown GPU '" + std::string(name) + "'" + (near.empty() ? "" : "; did you mean " + near) +
+           "; known GPUs: " + known_names() + " (or give a size such as 12GiB)";
+}
+
 inline const target_desc& by_name(std::string_view name) {
     if (const target_desc* t = find(name)) return *t;
-    throw error("unknown GPU '" + std::string(name) + "'; known GPUs: " + known_names() +
-                " (or give a size such as 12GiB)");
+    throw error(unknown_gpu_message(name));
 }
 
 }  // namespace vramplan::targets
