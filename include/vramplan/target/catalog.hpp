@@ -119,17 +119,14 @@ struct rtx_4060_ti_8gb {
                                        .unified = false,
                                        .aliases = "4060ti rtx4060ti"};
 };
-// (the 16 GB version of the same card)
+// The same card with 16 GB.
 struct rtx_4060_ti_16gb {
-    static constexpr target_desc value{.name = "RTX 4060 Ti 16GB",
-                                       .capacity = 16 * GiB,
-                                       .reserve = 512 * MiB,
-                                       .memory_bandwidth = 288 * GBps,
-                                       .link_bandwidth = 16 * GBps,
-                                       .cc_major = 8,
-                                       .cc_minor = 9,
-                                       .unified = false,
-                                       .aliases = "4060ti rtx4060ti"};
+    static constexpr target_desc value = [] {
+        target_desc t = rtx_4060_ti_8gb::value;
+        t.name = "RTX 4060 Ti 16GB";
+        t.capacity = 16 * GiB;
+        return t;
+    }();
 };
 // GeForce RTX 4070: 12 GB GDDR6X, 504 GB/s; PCIe 4.0 x16
 struct rtx_4070 {
