@@ -204,7 +204,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
-    CHECK(lines(g.out) == 1 + 28);  // a header and the catalog
+    CHECK(lines(g.out) == 1 + 52);  // a header and the catalog
     const std::string svg = temp("vramplan_cli.svg");
     CHECK(run("plan -m llama3.1-70b -g 4090 --weights q4_0 --gpu-layers auto --svg " + svg).rc == 0);
     std::ifstream in(svg);
@@ -220,10 +220,12 @@ TEST_CASE("models and gpus and the SVG picture") {
 TEST_CASE("bad input: one clear line and exit 2 and the valid choices named") {
     for (auto [args, expect] :
          {std::pair{"plan -m gpt-9 -g 4090", "built-in models: Llama-2-7B"},
-          std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: GTX 1080 Ti, RTX 2080 Ti, RTX 3060"},
+          std::pair{"plan -m llama3-8b -g gtx9999", "known GPUs: GTX 1070, GTX 1080, GTX 1080 Ti"},
           std::pair{"plan -m llama3-8b -g rtx4009", "unknown GPU 'rtx4009'; did you mean RTX 4090, "},
           std::pair{"plan -m llama3-8b -g h100",
                     "'h100' names several GPUs: H100 SXM 80GB, H100 PCIe 80GB, H100 NVL 94GB"},
+          std::pair{"plan -m llama3-8b -g '3050 laptop'",
+                    "names several GPUs: RTX 3050 Laptop 4GB, RTX 3050 Laptop 6GB"},
           std::pair{"plan -m llama3-8b -g '4060 ti'",
                     "'4060 ti' names several GPUs: RTX 4060 Ti 8GB, RTX 4060 Ti 16GB"},
           std::pair{"plan -m llama-3-8 -g 4090", "unknown model 'llama-3-8'; did you mean Llama-3-8B"},
@@ -618,4 +620,15 @@ TEST_CASE("--nodes N --tp K: tensor parallelism inside each machine, a pipeline 
     CHECK(r.out.find("start a Ray cluster") != std::string::npos);
     CHECK(run("plan -m llama-3.1-70b -g h100-sxm --tp 4 --nodes 2 --gpus 2").rc == 2);
     CHECK(run("plan -m llama-3.1-70b -g h100-sxm,a100 --tp 4 --nodes 2").rc == 2);
+}
+
+TEST_CASE("a laptop part: its own memory size, and no speed predicted from bandwidths its maker sets") {
+    const auto j = run_json("plan -m llama-3-8b -g '4060 laptop' --weights q4_0 --ctx 8192", 0);
+    CHECK(j["gpu"] == "RTX 4060 Laptop 8GB");
+    CHECK(j["budget_bytes"] == 8ull << 30);
+    CHECK(j["decode"]["tokens_per_second"].is_null());
+    const auto r = run("advise -m llama-3-8b -g 'rtx 4060 laptop' --ctx 8192");
+    CAPTURE(r.out);
+    CHECK(r.out.find("decode speed not predicted: this GPU's bandwidths are not known") != std::string::npos);
+    CHECK(r.out.find("0.0x") == std::string::npos);
 }

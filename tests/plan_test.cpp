@@ -160,8 +160,8 @@ TEST_CASE("bad limits and unknown targets are clear errors") {
                          error);
     CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.ubatch = 0}), doctest::Contains("micro-batch"),
                          error);
-    CHECK_THROWS_WITH_AS(targets::by_name("rtx 9999"),
-                         doctest::Contains("known GPUs: GTX 1080 Ti, RTX 2080 Ti, RTX 3060 12GB"), error);
+    CHECK_THROWS_WITH_AS(targets::by_name("rtx 9999"), doctest::Contains("known GPUs: GTX 1070, GTX 1080, GTX 1080 Ti"),
+                         error);
     CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("4090"), {.context = 1ull << 62, .batch = 1ull << 10}),
                          doctest::Contains("overflow"), error);
 }
@@ -171,8 +171,10 @@ TEST_CASE("the catalog has at least 15 devices with capacity and bandwidths and 
     for (const auto& t : targets::catalog) {
         CAPTURE(t.name);
         CHECK(t.capacity > t.reserve);
-        CHECK(t.memory_bandwidth > 0);
-        CHECK(t.link_bandwidth > 0);
+        // Laptop makers set the memory clocks and PCIe lanes: those rates are unknown (0).
+        const bool laptop = std::string_view(t.name).find("Laptop") != std::string_view::npos;
+        CHECK((t.memory_bandwidth > 0) != laptop);
+        CHECK((t.link_bandwidth > 0) != laptop);
         CHECK(t.cc_major >= 6);
     }
     // Every entry answers to its own name alone; shared aliases are the deliberate ambiguities.
@@ -181,6 +183,10 @@ TEST_CASE("the catalog has at least 15 devices with capacity and bandwidths and 
     CHECK(targets::by_name("H100 SXM").memory_bandwidth == 3350ull * 1000 * 1000 * 1000);
     CHECK(targets::by_name("h100-pcie").memory_bandwidth == 2000ull * 1000 * 1000 * 1000);
     CHECK(targets::by_name("4060 Ti 16GB").capacity == 16ull << 30);
+    CHECK(targets::by_name("4060 laptop").capacity == 8ull << 30);  // the laptop part is its own entry
+    CHECK(targets::by_name("RTX 3060 Laptop").capacity == 6ull << 30);
+    CHECK_THROWS_WITH_AS(targets::find("3050 laptop"), doctest::Contains("RTX 3050 Laptop 4GB, RTX 3050 Laptop 6GB"),
+                         error);
     CHECK(detail::edit_distance("rtx4009", "rtx4090") == 1);  // a swap of neighbours is one edit
     CHECK(detail::edit_distance("l4", "l40s") == 2);
     CHECK(targets::by_name("4060").capacity == 8ull << 30);

@@ -401,11 +401,13 @@ int main(int argc, char** argv) {
             fmt::print("{:<22} {:>12} {:>10} {:>12} {:>10} {:>4}  aliases\n", "gpu", "memory", "reserve", "bandwidth",
                        "host link", "cc");
             for (const auto& t : targets::catalog)
-                fmt::print("{:<22} {:>12} {:>10} {:>12} {:>10} {:>4}  {}{}\n", t.name, cli::human(t.capacity),
-                           cli::human(t.reserve), fmt::format("{} GB/s", t.memory_bandwidth / 1'000'000'000),
-                           fmt::format("{} GB/s", t.link_bandwidth / 1'000'000'000),
-                           fmt::format("{}.{}", t.cc_major, t.cc_minor), t.aliases,
-                           t.unified ? " (unified memory)" : "");
+                fmt::print(
+                    "{:<22} {:>12} {:>10} {:>12} {:>10} {:>4}  {}{}\n", t.name, cli::human(t.capacity),
+                    cli::human(t.reserve),
+                    t.memory_bandwidth ? fmt::format("{} GB/s", t.memory_bandwidth / 1'000'000'000)
+                                       : std::string("varies"),
+                    t.link_bandwidth ? fmt::format("{} GB/s", t.link_bandwidth / 1'000'000'000) : std::string("varies"),
+                    fmt::format("{}.{}", t.cc_major, t.cc_minor), t.aliases, t.unified ? " (unified memory)" : "");
             return 0;
         }
         if (*emit_cmd) {

@@ -271,7 +271,8 @@ inline nlohmann::json plan_json(const plan_summary& s) {
                    {"batch", p.lim.batch},
                    {"ubatch", p.lim.ubatch},
                    {"attention", p.lim.attention == attention_kernel::fused ? "fused" : "naive"}};
-    j["decode"] = {{"tokens_per_second", s.decode.tokens_per_second()},
+    j["decode"] = {{"tokens_per_second",
+                    s.decode.seconds() > 0 ? nlohmann::json(s.decode.tokens_per_second()) : nlohmann::json(nullptr)},
                    {"device_bytes_per_token", s.decode.device_bytes},
                    {"link_bytes_per_token", s.decode.link_bytes}};
     auto& steps = j["steps"] = nlohmann::json::array();

@@ -119,14 +119,19 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
             plan_options o = opt;
             o.gpu_layers = g;
             const plan p = plan_inference(m, t, lim, o);
-            const double slow = estimate_decode(p).seconds() /
-                                (estimate_decode(base).seconds() > 0 ? estimate_decode(base).seconds() : 1.0);
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "%.1fx", slow);
+            // Speed is predicted only from known bandwidths (a laptop part's are its maker's).
+            std::string cost = "streamed weights cross the host link every token";
+            if (t.memory_bandwidth && t.link_bandwidth) {
+                const double slow = estimate_decode(p).seconds() / estimate_decode(base).seconds();
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%.1fx", slow);
+                cost = std::string("predicted decode ") + buf + " slower: " + cost;
+            } else {
+                cost += " (decode speed not predicted: this GPU's bandwidths are not known)";
+            }
             add("offload " + std::to_string(m.shape.n_layer - g) + " of " + std::to_string(m.shape.n_layer) +
                     " layers to pinned host memory (--gpu-layers " + std::to_string(g) + ")",
-                std::string("predicted decode ") + buf + " slower: streamed weights cross the host link every token",
-                p);
+                cost, p);
         }
     }
     std::stable_sort(out.begin(), out.end(),

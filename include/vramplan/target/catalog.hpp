@@ -358,21 +358,337 @@ struct jetson_agx_orin_64gb {
                                        .aliases = "agx-orin jetson-agx-orin"};
 };
 
-inline constexpr std::array<target_desc, 28> catalog{
+// GeForce GTX 1070: 8 GB GDDR5, 256 GB/s; PCIe 3.0 x16
+struct gtx_1070 {
+    static constexpr target_desc value{.name = "GTX 1070",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 256 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 6,
+                                       .cc_minor = 1,
+                                       .unified = false,
+                                       .aliases = "1070 gtx1070"};
+};
+// GeForce GTX 1080: 8 GB GDDR5X, 320 GB/s; PCIe 3.0 x16
+struct gtx_1080 {
+    static constexpr target_desc value{.name = "GTX 1080",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 320 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 6,
+                                       .cc_minor = 1,
+                                       .unified = false,
+                                       .aliases = "1080 gtx1080"};
+};
+// GeForce GTX 1650 (GDDR5): 4 GB, 128 GB/s; PCIe 3.0 x16
+struct gtx_1650 {
+    static constexpr target_desc value{.name = "GTX 1650",
+                                       .capacity = 4 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 128 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "1650 gtx1650"};
+};
+// GeForce GTX 1660 SUPER: 6 GB GDDR6, 336 GB/s; PCIe 3.0 x16
+struct gtx_1660_super {
+    static constexpr target_desc value{.name = "GTX 1660 Super",
+                                       .capacity = 6 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 336 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "1660super gtx1660super"};
+};
+// GeForce RTX 2060: 6 GB GDDR6, 336 GB/s; PCIe 3.0 x16
+struct rtx_2060 {
+    static constexpr target_desc value{.name = "RTX 2060",
+                                       .capacity = 6 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 336 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "2060 rtx2060"};
+};
+// GeForce RTX 2070: 8 GB GDDR6, 448 GB/s; PCIe 3.0 x16
+struct rtx_2070 {
+    static constexpr target_desc value{.name = "RTX 2070",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 448 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "2070 rtx2070"};
+};
+// GeForce RTX 2080: 8 GB GDDR6, 448 GB/s; PCIe 3.0 x16
+struct rtx_2080 {
+    static constexpr target_desc value{.name = "RTX 2080",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 448 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "2080 rtx2080"};
+};
+// GeForce RTX 3060 Ti: 8 GB GDDR6, 448 GB/s; PCIe 4.0 x16
+struct rtx_3060_ti {
+    static constexpr target_desc value{.name = "RTX 3060 Ti",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 448 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3060ti rtx3060ti"};
+};
+// GeForce RTX 3080 Ti: 12 GB GDDR6X, 912 GB/s; PCIe 4.0 x16
+struct rtx_3080_ti {
+    static constexpr target_desc value{.name = "RTX 3080 Ti",
+                                       .capacity = 12 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 912 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3080ti rtx3080ti"};
+};
+// GeForce RTX 3090 Ti: 24 GB GDDR6X, 1008 GB/s; PCIe 4.0 x16
+struct rtx_3090_ti {
+    static constexpr target_desc value{.name = "RTX 3090 Ti",
+                                       .capacity = 24 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 1008 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3090ti rtx3090ti"};
+};
+// GeForce RTX 4070 SUPER: 12 GB GDDR6X, 504 GB/s; PCIe 4.0 x16
+struct rtx_4070_super {
+    static constexpr target_desc value{.name = "RTX 4070 Super",
+                                       .capacity = 12 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 504 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4070super rtx4070super"};
+};
+// GeForce RTX 4070 Ti: 12 GB GDDR6X, 504 GB/s; PCIe 4.0 x16
+struct rtx_4070_ti {
+    static constexpr target_desc value{.name = "RTX 4070 Ti",
+                                       .capacity = 12 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 504 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4070ti rtx4070ti"};
+};
+// GeForce RTX 4070 Ti SUPER: 16 GB GDDR6X, 672 GB/s; PCIe 4.0 x16
+struct rtx_4070_ti_super {
+    static constexpr target_desc value{.name = "RTX 4070 Ti Super",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 672 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4070tisuper rtx4070tisuper"};
+};
+// GeForce RTX 4080 SUPER: 16 GB GDDR6X, 736 GB/s; PCIe 4.0 x16
+struct rtx_4080_super {
+    static constexpr target_desc value{.name = "RTX 4080 Super",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 736 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4080super rtx4080super"};
+};
+// GeForce RTX 5070: 12 GB GDDR7, 672 GB/s; PCIe 5.0 x16
+struct rtx_5070 {
+    static constexpr target_desc value{.name = "RTX 5070",
+                                       .capacity = 12 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 672 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 12,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "5070 rtx5070"};
+};
+// GeForce RTX 5070 Ti: 16 GB GDDR7, 896 GB/s; PCIe 5.0 x16
+struct rtx_5070_ti {
+    static constexpr target_desc value{.name = "RTX 5070 Ti",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 896 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 12,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "5070ti rtx5070ti"};
+};
+// GeForce RTX 3050 Laptop GPU: 4 GB or 6 GB GDDR6 (clocks set by the laptop maker)
+struct rtx_3050_laptop_4gb {
+    static constexpr target_desc value{.name = "RTX 3050 Laptop 4GB",
+                                       .capacity = 4 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 0,
+                                       .link_bandwidth = 0,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3050laptop"};
+};
+// (the 6 GB version)
+struct rtx_3050_laptop_6gb {
+    static constexpr target_desc value{.name = "RTX 3050 Laptop 6GB",
+                                       .capacity = 6 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 0,
+                                       .link_bandwidth = 0,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3050laptop"};
+};
+// GeForce RTX 3060 Laptop GPU: 6 GB GDDR6
+struct rtx_3060_laptop {
+    static constexpr target_desc value{.name = "RTX 3060 Laptop 6GB",
+                                       .capacity = 6 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 0,
+                                       .link_bandwidth = 0,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3060laptop"};
+};
+// GeForce RTX 4050 Laptop GPU: 6 GB GDDR6
+struct rtx_4050_laptop {
+    static constexpr target_desc value{.name = "RTX 4050 Laptop 6GB",
+                                       .capacity = 6 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 0,
+                                       .link_bandwidth = 0,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4050laptop"};
+};
+// GeForce RTX 4060 Laptop GPU: 8 GB GDDR6
+struct rtx_4060_laptop {
+    static constexpr target_desc value{.name = "RTX 4060 Laptop 8GB",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 0,
+                                       .link_bandwidth = 0,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4060laptop"};
+};
+// GeForce RTX 4070 Laptop GPU: 8 GB GDDR6
+struct rtx_4070_laptop {
+    static constexpr target_desc value{.name = "RTX 4070 Laptop 8GB",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 0,
+                                       .link_bandwidth = 0,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4070laptop"};
+};
+// GeForce RTX 4080 Laptop GPU: 12 GB GDDR6
+struct rtx_4080_laptop {
+    static constexpr target_desc value{.name = "RTX 4080 Laptop 12GB",
+                                       .capacity = 12 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 0,
+                                       .link_bandwidth = 0,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4080laptop"};
+};
+// GeForce RTX 4090 Laptop GPU: 16 GB GDDR6
+struct rtx_4090_laptop {
+    static constexpr target_desc value{.name = "RTX 4090 Laptop 16GB",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 0,
+                                       .link_bandwidth = 0,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4090laptop"};
+};
+
+// Families in order, desktop then laptop parts (their memory clocks and PCIe lanes are the laptop
+// maker's, so their rates are 0: unknown, and decode is not predicted), then workstation, data
+// center and Jetson.
+inline constexpr std::array<target_desc, 52> catalog{
+    gtx_1070::value,
+    gtx_1080::value,
     gtx_1080_ti::value,
+    gtx_1650::value,
+    gtx_1660_super::value,
+    rtx_2060::value,
+    rtx_2070::value,
+    rtx_2080::value,
     rtx_2080_ti::value,
     rtx_3060_12gb::value,
+    rtx_3060_ti::value,
     rtx_3070::value,
     rtx_3080_10gb::value,
+    rtx_3080_ti::value,
     rtx_3090::value,
+    rtx_3090_ti::value,
     rtx_4060_8gb::value,
     rtx_4060_ti_8gb::value,
     rtx_4060_ti_16gb::value,
     rtx_4070::value,
+    rtx_4070_super::value,
+    rtx_4070_ti::value,
+    rtx_4070_ti_super::value,
     rtx_4080::value,
+    rtx_4080_super::value,
     rtx_4090::value,
+    rtx_5070::value,
+    rtx_5070_ti::value,
     rtx_5080::value,
     rtx_5090::value,
+    rtx_3050_laptop_4gb::value,
+    rtx_3050_laptop_6gb::value,
+    rtx_3060_laptop::value,
+    rtx_4050_laptop::value,
+    rtx_4060_laptop::value,
+    rtx_4070_laptop::value,
+    rtx_4080_laptop::value,
+    rtx_4090_laptop::value,
     rtx_a6000::value,
     rtx_6000_ada::value,
     a10::value,
