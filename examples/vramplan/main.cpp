@@ -129,7 +129,7 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
     bool fits = s.p.fits();
     std::vector<device_share> pipeline;
     const bool piped = in.devices.size() > 1;
-    std::string devices_name = in.gpu.name.data();
+    std::string devices_name(in.gpu.name);
     if (piped) {
         const std::uint64_t L = in.model.desc.shape.n_layer;
         std::vector<std::uint64_t> layers;

@@ -33,6 +33,7 @@ constexpr bool kernel_formats_match_table() {
 static_assert(kernel_formats_match_table(),
               "kernel_format_ids must list the stored format of each kernel_format, in order");
 
+// The format table's names are string literals, so the view's data is a terminated C string.
 inline const char* kernel_format_name(kernel_format f) {
     const auto i = static_cast<std::size_t>(f);
     return i < n_kernel_formats ? traits(format{kernel_format_ids[i]}).name.data() : "?";
