@@ -647,10 +647,83 @@ struct rtx_4090_laptop {
                                        .aliases = "4090laptop"};
 };
 
+// NVIDIA RTX A2000 datasheet: 6 or 12 GB GDDR6, 288 GB/s; PCIe 4.0 x16 (the 12 GB version)
+struct rtx_a2000_12gb {
+    static constexpr target_desc value{.name = "RTX A2000 12GB",
+                                       .capacity = 12 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 288 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "a2000 rtxa2000"};
+};
+// NVIDIA RTX A4000 datasheet: 16 GB GDDR6 with ECC, 448 GB/s; PCIe 4.0 x16
+struct rtx_a4000 {
+    static constexpr target_desc value{.name = "RTX A4000",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 448 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "a4000 rtxa4000"};
+};
+// NVIDIA RTX A5000 datasheet: 24 GB GDDR6 with ECC, 768 GB/s; PCIe 4.0 x16
+struct rtx_a5000 {
+    static constexpr target_desc value{.name = "RTX A5000",
+                                       .capacity = 24 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 768 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "a5000 rtxa5000"};
+};
+// NVIDIA RTX 4000 Ada Generation datasheet: 20 GB GDDR6 with ECC, 360 GB/s; PCIe 4.0 x16
+struct rtx_4000_ada {
+    static constexpr target_desc value{.name = "RTX 4000 Ada",
+                                       .capacity = 20 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 360 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "4000ada rtx4000ada"};
+};
+// NVIDIA RTX 5000 Ada Generation datasheet: 32 GB GDDR6 with ECC, 576 GB/s; PCIe 4.0 x16
+struct rtx_5000_ada {
+    static constexpr target_desc value{.name = "RTX 5000 Ada",
+                                       .capacity = 32 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 576 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 9,
+                                       .unified = false,
+                                       .aliases = "5000ada rtx5000ada"};
+};
+// Jetson Orin NX 16GB module: 16 GB LPDDR5, 102.4 GB/s, shared with the CPU
+struct jetson_orin_nx_16gb {
+    static constexpr target_desc value{.name = "Jetson Orin NX 16GB",
+                                       .capacity = 16 * GiB,
+                                       .reserve = 1536 * MiB,
+                                       .memory_bandwidth = 102 * GBps,
+                                       .link_bandwidth = 102 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 7,
+                                       .unified = true,
+                                       .aliases = "orin-nx jetson-orin-nx"};
+};
+
 // Families in order, desktop then laptop parts (their memory clocks and PCIe lanes are the laptop
 // maker's, so their rates are 0: unknown, and decode is not predicted), then workstation, data
 // center and Jetson.
-inline constexpr std::array<target_desc, 52> catalog{
+inline constexpr std::array<target_desc, 58> catalog{
     gtx_1070::value,
     gtx_1080::value,
     gtx_1080_ti::value,
@@ -689,7 +762,12 @@ inline constexpr std::array<target_desc, 52> catalog{
     rtx_4070_laptop::value,
     rtx_4080_laptop::value,
     rtx_4090_laptop::value,
+    rtx_a2000_12gb::value,
+    rtx_a4000::value,
+    rtx_a5000::value,
     rtx_a6000::value,
+    rtx_4000_ada::value,
+    rtx_5000_ada::value,
     rtx_6000_ada::value,
     a10::value,
     l4::value,
@@ -702,6 +780,7 @@ inline constexpr std::array<target_desc, 52> catalog{
     h100_nvl::value,
     h200_141gb::value,
     jetson_orin_nano_8gb::value,
+    jetson_orin_nx_16gb::value,
     jetson_agx_orin_64gb::value,
 };
 
