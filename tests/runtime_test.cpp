@@ -28,6 +28,22 @@ const std::string shared_models = std::string(VRAMPLAN_SHARED_DIR) + "/models/";
 
 std::string temp_file(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
+// A test model written to a temporary GGUF file, opened and described; the file goes with it.
+struct written_model {
+    std::string path;
+    test_model::weights weights;
+    io::gguf_file file;
+    model_desc m;
+    written_model(const std::string& name, const test_model::spec& s, std::uint64_t seed)
+        : path(temp_file(name)),
+          weights(test_model::write(path, s, seed)),
+          file(io::gguf_file::open(path)),
+          m(io::describe(file, "test")) {}
+    written_model(const written_model&) = delete;
+    written_model& operator=(const written_model&) = delete;
+    ~written_model() { std::filesystem::remove(path); }
+};
+
 // A backend that counts its allocations, to prove one per tier.
 struct counting_backend : cpu_backend {
     using cpu_backend::cpu_backend;
@@ -114,10 +130,8 @@ TEST_CASE(
     test_model::spec s;
     s.rope_freqs = true;
     s.layers = 4;
-    const std::string path = temp_file("vramplan_rope_freqs.gguf");
-    const auto weights = test_model::write(path, s, 13);
-    const auto file = io::gguf_file::open(path);
-    const model_desc m = io::describe(file, "test");
+    const written_model written("vramplan_rope_freqs.gguf", s, 13);
+    const auto& [path, weights, file, m] = written;
     CHECK(m.shape.rope_freqs);
     std::uint64_t file_bytes = 0;
     for (const auto& t : file.tensors()) file_bytes += t.bytes;
@@ -149,7 +163,6 @@ TEST_CASE(
     const auto streamed = run(path, tokens, 5, budget, format{format_id::f32});
     CHECK(streamed.gpu_layers == 0);
     CHECK(streamed.logits == got.logits);
-    std::filesystem::remove(path);
 }
 
 TEST_CASE("linear RoPE scaling is applied and YaRN is refused by name when the forward pass is built") {
@@ -196,10 +209,8 @@ TEST_CASE("a qwen2 GGUF (q/k/v biases, NeoX-style RoPE pairs) plans the whole fi
     test_model::spec s;
     s.arch = "qwen2";
     s.weights = format{format_id::q8_0};
-    const std::string path = temp_file("vramplan_qwen2.gguf");
-    const auto weights = test_model::write(path, s, 19);
-    const auto file = io::gguf_file::open(path);
-    const model_desc m = io::describe(file, "test");
+    const written_model written("vramplan_qwen2.gguf", s, 19);
+    const auto& [path, weights, file, m] = written;
     CHECK(m.shape.qkv_bias);
     CHECK(m.shape.rope_neox);
     std::uint64_t file_bytes = 0;
@@ -216,7 +227,6 @@ TEST_CASE("a qwen2 GGUF (q/k/v biases, NeoX-style RoPE pairs) plans the whole fi
     auto no_bias = weights;
     for (auto& b : no_bias.blk) b.q_bias.clear(), b.k_bias.clear(), b.v_bias.clear();
     CHECK(gap(test_model::reference_logits(no_bias, tokens), ref).far_beyond_rounding());
-    std::filesystem::remove(path);
 }
 
 TEST_CASE("a quantized KV cache stays close to the f32 one") {
@@ -271,10 +281,8 @@ TEST_CASE("streaming most layers through staging gives exactly the resident resu
 
 TEST_CASE("one allocation per tier and views at planned offsets and refusal before allocation") {
     test_model::spec s;
-    const std::string path = temp_file("vramplan_arena.gguf");
-    test_model::write(path, s, 11);
-    const auto file = io::gguf_file::open(path);
-    const model_desc m = io::describe(file, "test");
+    const written_model written("vramplan_arena.gguf", s, 11);
+    const auto& [path, weights, file, m] = written;
     const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 32, .ubatch = 4});
     counting_backend backend(1ull << 30);
     {
@@ -299,7 +307,6 @@ TEST_CASE("one allocation per tier and views at planned offsets and refusal befo
         CHECK(msg.find("try:") != std::string::npos);
         CHECK(msg.find("gpu tier") != std::string::npos);
     }
-    std::filesystem::remove(path);
 }
 
 namespace {
@@ -384,10 +391,8 @@ TEST_CASE(
     "the forward pass checks its inputs in one place, whatever the backend, and refuses what it cannot run at "
     "start-up") {
     test_model::spec s;
-    const std::string path = temp_file("vramplan_forward_inputs.gguf");
-    test_model::write(path, s, 21);
-    const auto file = io::gguf_file::open(path);
-    const model_desc m = io::describe(file, "test");
+    const written_model written("vramplan_forward_inputs.gguf", s, 21);
+    const auto& [path, weights, file, m] = written;
     const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 16, .ubatch = 4});
     cpu_backend backend;
     runtime::arena<cpu_backend> a(p, backend);
@@ -421,16 +426,13 @@ TEST_CASE(
     runtime::arena<cpu_backend> qa(q, backend);
     CHECK_THROWS_WITH_AS(runtime::forward_pass<cpu_backend>{qa},
                          "tensor blk.*.ffn_norm.weight is stored as f16; norm and bias vectors must be f32", error);
-    std::filesystem::remove(path);
 }
 
 TEST_CASE("generating to the context limit again and again stops cleanly at the limit and resident memory stays flat") {
     test_model::spec s;
     s.weights = format{format_id::q8_0};
-    const std::string path = temp_file("vramplan_long_run.gguf");
-    test_model::write(path, s, 51);
-    const auto file = io::gguf_file::open(path);
-    const model_desc m = io::describe(file, "test");
+    const written_model written("vramplan_long_run.gguf", s, 51);
+    const auto& [path, weights, file, m] = written;
     constexpr std::uint64_t context = 48;
     const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = context, .ubatch = 8});
     cpu_backend backend(0, 2);
@@ -468,5 +470,4 @@ TEST_CASE("generating to the context limit again and again stops cleanly at the 
             CHECK(resident_bytes() <= after_first + 64 * 1024);
         }
     }
-    std::filesystem::remove(path);
 }
