@@ -46,6 +46,7 @@ TEST_CASE("every preset's graph validates and names its steps") {
         CHECK(step_name(g, 1) == "embed token_embd.weight");
         CHECK(step_name(g, g.block_begin) == "rms_norm attn_norm.weight");
         CHECK(step_name(g, g.n_ops - 1) == "logits");
-        CHECK(g.weight_step(layer_weight(tensor_role::ffn_down)) < g.block_end);
+        const tensor_role down = e.shape.n_expert ? tensor_role::ffn_down_exps : tensor_role::ffn_down;
+        CHECK(g.weight_step(layer_weight(down)) < g.block_end);
     }
 }

@@ -29,3 +29,22 @@ struct board {
 };
 static_assert(vp::fits<stories260k<vp::f32, vp::f16>, board, vp::limits{.context = 256, .ubatch = 64}>);
 static_assert(!vp::fits_v<stories260k<vp::f32, vp::f16>, board, vp::limits{.context = 2048, .batch = 2}>);
+
+// Qwen3-30B-A3B (128 experts of 768 per layer) in Q4_K with an f16 cache of 32768 tokens fits a
+// 24 GiB RTX 4090: its 48 layers are one kind.
+static_assert(vp::fits<qwen3_30b_a3b<vp::q4_k>, vp::targets::rtx_4090, vp::limits{.context = 32768}>);
+static_assert(qwen3_30b_a3b<vp::q4_k>::describe().n_kinds == 1);
+// 80 layers of two alternating kinds (Llama-3.1-70B's shape with Gemma 2's local/global pattern)
+// plan at compile time: 40 global layers of 8192 positions, 40 local ones of 4096 + 511, each
+// position 8 KV heads x 128 x 2 bytes, K and V.
+constexpr vp::decoder_shape alternating = [] {
+    vp::decoder_shape s = llama31_70b_entry.shape;
+    s.sliding_window = 4096;
+    s.window_period = 2;
+    return s;
+}();
+constexpr auto alternating_plan = vp::plan_inference(
+    vp::make_model("alternating", alternating, vp::uniform_policy(vp::format{vp::format_id::q4_0})),
+    vp::targets::rtx_4090::value, ctx8k);
+static_assert(alternating_plan.model.n_kinds == 2);
+static_assert(alternating_plan.gpu.kv.bytes == 40ull * (8192 + 4607) * 8 * 128 * 2 * 2);

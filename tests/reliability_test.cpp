@@ -34,7 +34,7 @@ TEST_CASE("byte counts that would overflow 64 bits are rejected") {
     // 2^40 positions x 2^20 sequences of a 131,072-byte-per-token cache.
     CHECK_THROWS_WITH_AS(plan_inference(m, targets::by_name("h100 sxm"), {.context = 1ull << 40, .batch = 1ull << 20}),
                          doctest::Contains("overflow"), error);
-    CHECK_THROWS_WITH_AS(kv_cache_bytes(m, 1ull << 50, 1ull << 20), doctest::Contains("overflow"), error);
+    CHECK_THROWS_WITH_AS(kv_cache_bytes(m, 1ull << 50, 1ull << 20, 512), doctest::Contains("overflow"), error);
     training_config c;
     c.seq = 1ull << 62;
     CHECK_THROWS_WITH_AS(training_memory(m, c), doctest::Contains("overflow"), error);

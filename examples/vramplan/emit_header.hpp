@@ -44,27 +44,33 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
         ".n_head_kv = {}, .head_dim = {}, "
         ".n_ff = {}, .qkv_bias = {}, .tied_output = {}, .rope_base = {:.9e}f, .norm_eps = {:.9e}f, .n_ctx_train = {}, "
         ".rope_freqs = {}, "
-        ".scaling = {}, .scaling_factor = {:.9e}f, .rope_neox = {}}};\n",
+        ".scaling = {}, .scaling_factor = {:.9e}f, .rope_neox = {}, .n_expert = {}, .n_expert_used = {}, "
+        ".n_ff_expert = {}, .n_ff_shared = {}, .shared_expert_gate = {}, .norm_topk_prob = {}, .sliding_window = {}, "
+        ".window_period = {}, .qk_norm = {}, .post_norms = {}, .gelu = {}}};\n",
         s.n_vocab, s.n_embd, s.n_layer, s.n_head, s.n_head_kv, s.head_dim, s.n_ff, s.qkv_bias, s.tied_output,
         s.rope_base, s.norm_eps, s.n_ctx_train, s.rope_freqs, rope_scaling_literal(s.scaling), s.scaling_factor,
-        s.rope_neox);
+        s.rope_neox, s.n_expert, s.n_expert_used, s.n_ff_expert, s.n_ff_shared, s.shared_expert_gate, s.norm_topk_prob,
+        s.sliding_window, s.window_period, s.qk_norm, s.post_norms, s.gelu);
     h += fmt::format(
         "        m.token_embd = {};\n        m.output = {};\n        m.output_norm = {};\n        m.kv = {};\n        "
         "m.activations = {};\n",
         format_literal(m.token_embd), format_literal(m.output), format_literal(m.output_norm), format_literal(m.kv),
         format_literal(m.activations));
     for (std::uint32_t k = 0; k < m.n_kinds; ++k) {
-        h += fmt::format("        vramplan::block_formats kind{};\n", k);
+        h += fmt::format(
+            "        vramplan::block_kind kind{}{{.attention = vramplan::attention_kind::{}, .ffn = "
+            "vramplan::ffn_kind::{}}};\n",
+            k, attention_kind_name(m.kinds[k].attention), ffn_kind_name(m.kinds[k].ffn));
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const std::string_view role = role_name(static_cast<tensor_role>(r));
             h += fmt::format("        kind{}[vramplan::tensor_role::{}] = {};\n", k,
                              std::string(role.substr(0, role.rfind('.'))) + (role.ends_with(".bias") ? "_bias" : ""),
-                             format_literal(m.kinds[k].of[r]));
+                             format_literal(m.kinds[k].formats.of[r]));
         }
     }
     h += "        constexpr unsigned char layer_kind[] = {";
     for (std::uint64_t l = 0; l < s.n_layer; ++l) h += fmt::format("{}{}", l ? ", " : "", m.layer_kind[l]);
-    h += "};\n        const vramplan::block_formats* kinds[] = {";
+    h += "};\n        const vramplan::block_kind* kinds[] = {";
     for (std::uint32_t k = 0; k < m.n_kinds; ++k) h += fmt::format("{}&kind{}", k ? ", " : "", k);
     h += fmt::format("}};\n        for (unsigned l = 0; l < {}; ++l) m.set_layer(l, *kinds[layer_kind[l]]);\n",
                      s.n_layer);

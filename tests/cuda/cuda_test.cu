@@ -327,7 +327,7 @@ TEST_CASE("a plan for 95% of free device memory is exactly what the device then 
     const model_desc one = presets::describe(presets::llama31_70b_entry, uniform_policy(format{format_id::q8_0}));
     const limits lim{.context = 4096, .ubatch = 512};
     const plan base = plan_inference(one, target_desc{"gpu", before.free, 0}, lim);
-    const std::uint64_t per_layer = base.block_stride[0] + 2 * base.kv_plane;
+    const std::uint64_t per_layer = base.block_stride[0] + 2 * base.kv_plane[0];
     const std::uint64_t fixed = base.gpu.total() - shape.n_layer * per_layer;
     shape.n_layer = (before.free * 95 / 100 - fixed) / per_layer;
     REQUIRE(shape.n_layer < max_layers);

@@ -1,32 +1,54 @@
-// A llama- or qwen2-architecture GGUF file as a model description: shape from the metadata,
-// formats from each tensor as stored (real files mix Q4_0, Q8_0, F16 and F32), every tensor's shape
-// checked against what the shape implies. It feeds the same planner as the compile-time presets.
+// A GGUF file as a model description: shape from the metadata, formats from each tensor as stored
+// (real files mix Q4_0, Q8_0, F16 and F32), every tensor's shape checked against what the shape
+// implies. It feeds the same planner as the compile-time presets. The architectures vramplan knows
+// are rows of one table (io/gguf_architectures.hpp); what differs between them is data.
 #pragma once
 
 #include <string>
 #include <unordered_set>
 
+#include "vramplan/io/gguf_architectures.hpp"
 #include "vramplan/io/gguf_reader.hpp"
 #include "vramplan/model/model_desc.hpp"
 #include "vramplan/model/tensor_role.hpp"
 
 namespace vramplan::io {
 
-inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
-    const std::string& arch = g.get_string("general.architecture");
-    // Qwen2 is Llama's layout with q/k/v biases and NeoX-style RoPE pairs, under its own key prefix.
-    if (arch != "llama" && arch != "qwen2")
-        g.fail("architecture '" + arch +
-               "' is not supported; vramplan describes llama-family models (Llama 2/3, Mistral, TinyLlama) and qwen2");
-    const std::string p = arch + ".";
+namespace detail {
+// A per-layer key ({arch}.attention.head_count_kv and the like) may be one number or an array of
+// one per layer. vramplan's layer kinds share one head count, so an array must hold one value.
+inline std::uint64_t uniform_per_layer(const gguf_file& g, const std::string& key, std::uint64_t n_layer,
+                                       std::uint64_t fallback) {
+    const gguf_value* v = g.find(key);
+    if (!v) return fallback;
+    if (v->type != gguf_type::array) return g.get_uint(key);
+    if (v->count != n_layer)
+        g.fail("metadata key '" + key + "' has " + std::to_string(v->count) + " values, but the model has " +
+               std::to_string(n_layer) + " layers (block_count); give one per layer");
+    if (v->ints.empty()) g.fail("metadata key '" + key + "' is not an array of integers");
+    for (auto x : v->ints)
+        if (x != v->ints.front())
+            g.fail("metadata key '" + key +
+                   "' gives layers different values; vramplan plans layers with one head count and width");
+    if (v->ints.front() < 0) g.fail("metadata key '" + key + "' is negative");
+    return static_cast<std::uint64_t>(v->ints.front());
+}
+}  // namespace detail
+
+inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture& a) {
+    const std::string p = std::string(a.name) + ".";
     decoder_shape s;
     s.n_layer = g.get_uint(p + "block_count");
+    if (s.n_layer == 0) g.fail("block_count is 0; a model has at least one layer");
     s.n_embd = g.get_uint(p + "embedding_length");
-    s.n_ff = g.get_uint(p + "feed_forward_length");
-    s.n_head = g.get_uint(p + "attention.head_count");
-    s.n_head_kv = g.get_uint(p + "attention.head_count_kv", s.n_head);
-    if (s.n_head == 0 || s.n_embd % s.n_head != 0) g.fail("embedding_length is not a multiple of attention.head_count");
+    s.n_head = detail::uniform_per_layer(g, p + "attention.head_count", s.n_layer, 0);
+    if (s.n_head == 0) g.fail("missing or zero metadata key '" + p + "attention.head_count'");
+    s.n_head_kv = detail::uniform_per_layer(g, p + "attention.head_count_kv", s.n_layer, s.n_head);
+    if (s.n_embd % s.n_head != 0 && !g.find(p + "attention.key_length"))
+        g.fail("embedding_length is not a multiple of attention.head_count, and attention.key_length is not given");
     s.head_dim = g.get_uint(p + "attention.key_length", s.n_embd / s.n_head);
+    if (g.get_uint(p + "attention.value_length", s.head_dim) != s.head_dim)
+        g.fail("attention.value_length differs from attention.key_length; vramplan plans equal K and V heads");
     if (g.get_uint(p + "rope.dimension_count", s.head_dim) != s.head_dim)
         g.fail("partial rotary embeddings (rope.dimension_count != head dimension) are not supported");
     s.rope_base = static_cast<float>(g.get_float(p + "rope.freq_base", 10000.0));
@@ -47,51 +69,106 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     if (!embd) g.fail("missing tensor 'token_embd.weight'");
     if (embd->dims.size() != 2) g.fail("token_embd.weight must have 2 dimensions");
     s.n_vocab = embd->dims[1];
-    const gguf_tensor_info* out = g.find_tensor("output.weight");
-    s.tied_output = out == nullptr;
+    s.tied_output = g.find_tensor("output.weight") == nullptr;
     s.qkv_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
-    s.rope_neox = arch == "qwen2";
+    s.rope_neox = a.neox;
     s.rope_freqs = g.find_tensor("rope_freqs.weight") != nullptr;
-    validate(s);
+    s.qk_norm = a.qk_norm;
+    s.post_norms = a.post_norms;
+    s.gelu = a.gelu;
+    s.norm_topk_prob = a.norm_topk_prob;
 
+    // Experts: the count and the number used per token, and the experts' own width where the
+    // architecture gives it a key (Mixtral's experts are feed_forward_length wide).
+    s.n_expert = g.get_uint(p + "expert_count", 0);
+    s.n_expert_used = g.get_uint(p + "expert_used_count", 0);
+    if (s.n_expert == 0 && a.moe == moe_layout::required)
+        g.fail("missing or zero metadata key '" + p + "expert_count'; a " + std::string(a.name) + " model has experts");
+    if (s.n_expert != 0 && a.moe == moe_layout::none)
+        g.fail("metadata key '" + p + "expert_count' is " + std::to_string(s.n_expert) + ", but " +
+               std::string(a.name) + " models have no experts");
+    if (s.n_expert != 0 && (s.n_expert_used == 0 || s.n_expert_used > s.n_expert))
+        g.fail("metadata key '" + p + "expert_used_count' is " + std::to_string(s.n_expert_used) +
+               "; it must be between 1 and expert_count (" + std::to_string(s.n_expert) + ")");
+    if (s.n_expert == 0 && s.n_expert_used != 0)
+        g.fail("metadata key '" + p + "expert_used_count' is given without experts (expert_count is 0 or missing)");
+    const std::uint64_t ff = detail::uniform_per_layer(g, p + "feed_forward_length", s.n_layer, 0);
+    if (s.n_expert == 0) {
+        if (ff == 0) g.fail("missing or zero metadata key '" + p + "feed_forward_length'");
+        s.n_ff = ff;
+    } else {
+        s.n_ff_expert = a.expert_width_key ? g.get_uint(p + "expert_feed_forward_length", 0) : ff;
+        if (s.n_ff_expert == 0)
+            g.fail("missing or zero metadata key '" + p +
+                   (a.expert_width_key ? "expert_feed_forward_length'" : "feed_forward_length'"));
+        // n_ff is the dense width; a model whose every layer has experts has none, so keep the key's
+        // value (or the experts') for what reads it, such as tensor-parallel sharding checks.
+        s.n_ff = ff ? ff : s.n_ff_expert;
+        s.n_ff_shared = g.get_uint(p + "expert_shared_feed_forward_length", 0);
+        s.shared_expert_gate = s.n_ff_shared != 0 && g.find_tensor("blk.0.ffn_gate_inp_shexp.weight") != nullptr;
+    }
+
+    // Only architectures whose layers slide read the window: llama.cpp runs a llama file's layers
+    // over the whole context whatever its metadata says, and so does vramplan.
+    if (a.slides) {
+        s.sliding_window = g.get_uint(p + "attention.sliding_window", a.default_window);
+        if (s.sliding_window == 0)
+            g.fail("metadata key '" + p + "attention.sliding_window' is 0; a sliding window holds at least 1 token");
+        s.window_period = a.window_period;
+    }
+    validate(s);
+    return s;
+}
+
+inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
+    const gguf_architecture& a = find_architecture(g.get_string("general.architecture"), g);
+    const decoder_shape s = describe_shape(g, a);
     model_desc m;
     m.shape = s;
     m.name = name;
     std::unordered_set<std::string> described;
-    auto expect = [&](const std::string& tensor, std::uint64_t rows, std::uint64_t cols) -> format {
+    auto expect = [&](const std::string& tensor, const tensor_extent& e) -> format {
         const gguf_tensor_info* t = g.find_tensor(tensor);
         if (!t) g.fail("missing tensor '" + tensor + "'");
         described.insert(tensor);
-        const bool vector = rows == 1;
-        const bool ok = vector ? (t->dims.size() == 1 && t->dims[0] == cols)
-                               : (t->dims.size() == 2 && t->dims[0] == cols && t->dims[1] == rows);
-        if (!ok)
-            g.fail("tensor '" + tensor + "' has shape other than [" + std::to_string(cols) +
-                   (vector ? "" : ", " + std::to_string(rows)) + "]");
+        // GGUF lists dimensions innermost first: [cols], [cols, rows] or [cols, rows, experts].
+        std::vector<std::uint64_t> want{e.cols};
+        if (e.rows != 1 || e.planes != 1) want.push_back(e.rows);
+        if (e.planes != 1) want.push_back(e.planes);
+        if (t->dims != want) {
+            std::string shape;
+            for (auto d : want) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+            std::string got;
+            for (auto d : t->dims) got += (got.empty() ? "" : ", ") + std::to_string(d);
+            g.fail("tensor '" + tensor + "' has shape [" + got + "], but the metadata implies [" + shape + "]");
+        }
         return t->fmt;
     };
-    m.token_embd = expect("token_embd.weight", s.n_vocab, s.n_embd);
-    m.output = s.tied_output ? m.token_embd : expect("output.weight", s.n_vocab, s.n_embd);
-    m.output_norm = expect("output_norm.weight", 1, s.n_embd);
-    if (s.rope_freqs && expect("rope_freqs.weight", 1, s.head_dim / 2) != format{format_id::f32})
+    m.token_embd = expect("token_embd.weight", {s.n_vocab, s.n_embd});
+    m.output = s.tied_output ? m.token_embd : expect("output.weight", {s.n_vocab, s.n_embd});
+    m.output_norm = expect("output_norm.weight", {1, s.n_embd});
+    if (s.rope_freqs && expect("rope_freqs.weight", {1, s.head_dim / 2}) != format{format_id::f32})
         g.fail("rope_freqs.weight must be F32");
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
-        block_formats b;
+        block_kind b{{}, layer_attention(s, l), layer_ffn(s, l)};
+        if (b.ffn == ffn_kind::moe && !g.find_tensor("blk." + std::to_string(l) + ".ffn_gate_exps.weight") &&
+            g.find_tensor("blk." + std::to_string(l) + ".ffn_gate.0.weight"))
+            g.fail("layer " + std::to_string(l) +
+                   " stores each expert as its own tensor (blk.N.ffn_gate.E.weight), an old layout; convert the "
+                   "file again with a current llama.cpp, which stacks them (ffn_gate_exps)");
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
-            if (!role_present(s, role)) continue;
-            const auto e = role_extent(s, role);
-            b.of[r] = expect("blk." + std::to_string(l) + "." + std::string(role_name(role)), e.rows, e.cols);
+            if (!role_present(s, b, role)) continue;
+            b.formats.of[r] = expect("blk." + std::to_string(l) + "." + std::string(role_name(role)), role_extent(s, role));
         }
         m.set_layer(l, b);
     }
     // A tensor the description leaves out would be bytes the plan never reserves.
     for (const auto& t : g.tensors())
         if (!described.contains(t.name))
-            g.fail("tensor '" + t.name +
-                   "' is not part of the llama model vramplan describes (token_embd, output_norm, output, rope_freqs "
-                   "and " +
-                   "the blk.N attention and feed-forward tensors), so no plan would hold it");
+            g.fail("tensor '" + t.name + "' is not part of the " + std::string(a.name) +
+                   " model vramplan describes (its global tensors and the blk.N tensors of its layers), so no plan "
+                   "would hold it");
     validate_formats(m);
     return m;
 }

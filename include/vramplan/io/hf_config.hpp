@@ -5,10 +5,12 @@
 // the JSON library's own wording.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vramplan/error.hpp"
 #include "vramplan/io/input_file.hpp"
@@ -53,8 +55,120 @@ struct config_reader {
 };
 }  // namespace detail
 
-// A Hugging Face config.json of a llama-family model.
-inline decoder_shape shape_from_config(const std::string& path) {
+// What a config.json describes: the decoder's shape, and what vramplan leaves out of it (a vision
+// tower beside the language model), said in words for the reports.
+struct config_description {
+    decoder_shape shape;
+    std::vector<std::string> notes;
+};
+
+namespace detail {
+// The model types vramplan reads, and what each one fixes that its config.json does not say.
+struct config_family {
+    std::string_view type;
+    bool qkv_bias = false, neox = false, qk_norm = false, post_norms = false, gelu = false, tied = false;
+    enum class experts : std::uint8_t { none, mixtral, qwen } moe = experts::none;
+    bool shared_gate = false;          // Qwen2-MoE's sigmoid gate on the shared expert
+    bool norm_topk_default = true;     // when norm_topk_prob is absent
+    bool window_key = false;           // sliding_window applies to every layer when given (non-null)
+    std::uint64_t window_period = 0;   // Gemma: every P-th layer is global
+};
+
+inline constexpr std::array<config_family, 10> config_families{{
+    {.type = "llama"},
+    {.type = "mistral", .window_key = true},
+    {.type = "mixtral", .moe = config_family::experts::mixtral, .window_key = true},
+    {.type = "qwen2", .qkv_bias = true, .neox = true},
+    {.type = "qwen2_moe",
+     .qkv_bias = true,
+     .neox = true,
+     .moe = config_family::experts::qwen,
+     .shared_gate = true,
+     .norm_topk_default = false},
+    {.type = "qwen3", .neox = true, .qk_norm = true},
+    {.type = "qwen3_moe", .neox = true, .qk_norm = true, .moe = config_family::experts::qwen},
+    {.type = "gemma2", .neox = true, .post_norms = true, .gelu = true, .tied = true, .window_period = 2},
+    {.type = "gemma3_text",
+     .neox = true,
+     .qk_norm = true,
+     .post_norms = true,
+     .gelu = true,
+     .tied = true,
+     .window_period = 6},
+    {.type = "phi3", .window_key = true},
+}};
+
+inline std::string known_config_types() {
+    std::string s;
+    for (const auto& f : config_families) s += (s.empty() ? "" : ", ") + std::string(f.type);
+    return s + " and gemma3 (its text model)";
+}
+
+// The shape of one language model's settings object (the file itself, or Gemma 3's text_config).
+inline decoder_shape read_shape(const config_reader& c, const config_family& f) {
+    decoder_shape s;
+    s.n_vocab = c.count("vocab_size");
+    s.n_embd = c.count("hidden_size");
+    s.n_layer = c.count("num_hidden_layers");
+    s.n_head = c.count("num_attention_heads");
+    s.n_head_kv = c.count_or("num_key_value_heads", s.n_head);
+    s.n_ff = c.count("intermediate_size");
+    s.head_dim = c.count_or("head_dim", s.n_head ? s.n_embd / s.n_head : 0);
+    s.tied_output = c.flag_or("tie_word_embeddings", f.tied);
+    s.qkv_bias = f.qkv_bias || c.flag_or("attention_bias", false);
+    s.rope_neox = f.neox;
+    s.qk_norm = f.qk_norm;
+    s.post_norms = f.post_norms;
+    s.gelu = f.gelu;
+    s.rope_base = c.number_or("rope_theta", 10000.0f);
+    s.norm_eps = c.number_or("rms_norm_eps", 1e-5f);
+    s.n_ctx_train = c.count_or("max_position_embeddings", 0);
+    using experts = config_family::experts;
+    if (f.moe == experts::mixtral) {
+        s.n_expert = c.count("num_local_experts");
+        s.n_expert_used = c.count("num_experts_per_tok");
+        s.n_ff_expert = s.n_ff;
+    } else if (f.moe == experts::qwen) {
+        s.n_expert = c.count("num_experts");
+        s.n_expert_used = c.count("num_experts_per_tok");
+        s.n_ff_expert = c.count("moe_intermediate_size");
+        if (c.count_or("decoder_sparse_step", 1) != 1)
+            c.fail("decoder_sparse_step", "is not 1: layers without experts between expert layers are not planned yet");
+        if (c.has("mlp_only_layers") && !(c.j["mlp_only_layers"].is_array() && c.j["mlp_only_layers"].empty()))
+            c.fail("mlp_only_layers", "names dense layers among the expert layers; vramplan plans them all with experts");
+        if (f.shared_gate) {
+            s.n_ff_shared = c.count_or("shared_expert_intermediate_size", 0);
+            s.shared_expert_gate = s.n_ff_shared != 0;
+        }
+    }
+    if (f.moe != experts::none) s.norm_topk_prob = c.flag_or("norm_topk_prob", f.norm_topk_default);
+    if (f.window_period != 0) {
+        s.sliding_window = c.count("sliding_window");
+        s.window_period = c.count_or("sliding_window_pattern", f.window_period);
+        // Newer Gemma 3 files list each layer's attention instead; it must be the same pattern.
+        if (c.has("layer_types")) {
+            const auto& types = c.j["layer_types"];
+            if (!types.is_array() || types.size() != s.n_layer)
+                c.fail("layer_types", "must list one attention type per layer (num_hidden_layers)");
+            for (std::size_t l = 0; l < types.size(); ++l) {
+                const bool full = l % s.window_period == s.window_period - 1;
+                if (types[l] != (full ? "full_attention" : "sliding_attention"))
+                    c.fail("layer_types", "does not follow one global layer in every " +
+                                              std::to_string(s.window_period) + " (layer " + std::to_string(l) +
+                                              " is " + types[l].dump() + ")");
+            }
+        }
+    } else if (f.window_key && c.has("sliding_window")) {
+        s.sliding_window = c.count("sliding_window");  // every layer slides (Mistral v0.1, Phi-3)
+    }
+    if (c.flag_or("use_sliding_window", false))
+        c.fail("use_sliding_window", "is true: Qwen's per-layer sliding windows are not planned yet");
+    return s;
+}
+}  // namespace detail
+
+// A Hugging Face config.json of a model type vramplan knows, with what it leaves out.
+inline config_description describe_config(const std::string& path) {
     const std::string text = input_file::open(path, "config.json").read_all(max_config_bytes, "config.json");
     nlohmann::json j;
     try {
@@ -65,30 +179,34 @@ inline decoder_shape shape_from_config(const std::string& path) {
     }
     if (!j.is_object())
         throw error("'" + path + "' is JSON but not an object of model settings, which a config.json is");
-    const detail::config_reader c{path, j, ""};
-    const std::string type = c.text_or("model_type", "");
-    if (type != "llama" && type != "mistral" && type != "qwen2")
-        throw error("'" + path + "': model_type '" + type +
-                    "' is not supported; vramplan reads llama, mistral and qwen2 configs");
-    decoder_shape s;
-    s.n_vocab = c.count("vocab_size");
-    s.n_embd = c.count("hidden_size");
-    s.n_layer = c.count("num_hidden_layers");
-    s.n_head = c.count("num_attention_heads");
-    s.n_head_kv = c.count_or("num_key_value_heads", s.n_head);
-    s.n_ff = c.count("intermediate_size");
-    s.head_dim = c.count_or("head_dim", s.n_head ? s.n_embd / s.n_head : 0);
-    s.tied_output = c.flag_or("tie_word_embeddings", false);
-    s.qkv_bias = type == "qwen2" || c.flag_or("attention_bias", false);
-    s.rope_neox = type == "qwen2";
-    s.rope_base = c.number_or("rope_theta", 10000.0f);
-    s.norm_eps = c.number_or("rms_norm_eps", 1e-5f);
-    s.n_ctx_train = c.count_or("max_position_embeddings", 0);
+    const detail::config_reader top{path, j, ""};
+    std::string type = top.text_or("model_type", "");
+    config_description out;
+    const nlohmann::json* settings = &j;
+    std::string prefix;
+    // Gemma 3's multimodal checkpoints nest the language model in text_config.
+    if (type == "gemma3") {
+        if (!j.contains("text_config") || !j["text_config"].is_object())
+            top.fail("text_config", "is missing; a gemma3 config.json nests its language model there");
+        settings = &j["text_config"];
+        prefix = "text_config.";
+        type = "gemma3_text";
+        out.notes.push_back("the vision tower (vision_config) is not planned: this is the text model alone");
+    }
+    const detail::config_family* family = nullptr;
+    for (const auto& f : detail::config_families)
+        if (f.type == type) family = &f;
+    if (!family)
+        throw error("'" + path + "': model_type '" + type + "' is not supported; vramplan reads " +
+                    detail::known_config_types() + " configs");
+    const detail::config_reader c{path, *settings, prefix};
+    out.shape = detail::read_shape(c, *family);
+    auto& s = out.shape;
     // rope_scaling: "llama3" is Llama 3.1's, stored in GGUF as rope_freqs.weight; plan it the same.
     if (c.has("rope_scaling")) {
-        if (!j["rope_scaling"].is_object())
-            c.fail("rope_scaling", "must be an object or null, not " + j["rope_scaling"].dump());
-        const detail::config_reader r{path, j["rope_scaling"], "rope_scaling."};
+        if (!(*settings)["rope_scaling"].is_object())
+            c.fail("rope_scaling", "must be an object or null, not " + (*settings)["rope_scaling"].dump());
+        const detail::config_reader r{path, (*settings)["rope_scaling"], prefix + "rope_scaling."};
         const std::string kind = r.text_or("rope_type", r.text_or("type", "none"));
         if (kind == "llama3")
             s.rope_freqs = true;
@@ -104,7 +222,9 @@ inline decoder_shape shape_from_config(const std::string& path) {
     } catch (const error& e) {
         throw error("'" + path + "': " + e.what());
     }
-    return s;
+    return out;
 }
+
+inline decoder_shape shape_from_config(const std::string& path) { return describe_config(path).shape; }
 
 }  // namespace vramplan::io

@@ -3,7 +3,12 @@
 // variants of today's architectures are differences in this data, not flags in the executors:
 // Qwen2's q/k/v biases are three add_bias ops, NeoX-style RoPE pairs, Llama 3.1's frequency
 // divisors (rope_freqs.weight) and linear RoPE scaling are parameters of the rope ops, and a tied
-// output head reads token_embd.
+// output head reads token_embd. Qwen3's q/k norms are per-head rms_norm ops, Gemma's post-norms
+// rms_norm ops on the sublayer outputs and its GELU gate a geglu op; a mixture of experts is a
+// router matmul, a route op choosing each token's experts, expert_matmul ops over the routed rows
+// and an expert_sum weighting them back into one row per token, with the shared expert a dense
+// feed-forward beside it. A sliding-window layer runs the same ops: its window is a property of
+// the layer's kind and its cache (model_desc.hpp, plan.hpp), not of the ops.
 #pragma once
 
 #include "vramplan/model/graph.hpp"
@@ -28,20 +33,47 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const auto states =
         g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, s.head_dim});
     const auto attn_out = buffer("attn_out", Q), attn_proj = buffer("attn_proj", E);
-    const auto ffn_in = buffer("ffn_in", E), gate = buffer("gate", F), up = buffer("up", F),
-               ffn_proj = buffer("ffn_proj", E);
+    const bool moe = s.n_expert != 0, shared = moe && s.n_ff_shared != 0;
+    const std::uint64_t X = s.n_ff_expert, K = s.n_expert_used, S = s.n_ff_shared;
+    const auto ffn_in = buffer("ffn_in", E);
+    const auto gate = moe ? no_buffer : buffer("gate", F), up = moe ? no_buffer : buffer("up", F);
+    // Routed rows: K per token, the inputs and outputs of the experts each token was sent to.
+    auto routed = [&](std::string_view name, std::uint64_t cols) {
+        return g.add_buffer({name, buffer_rows::tokens, cols, buffer_elem::activation, 0, K});
+    };
+    const auto router = moe ? buffer("router_logits", s.n_expert, buffer_elem::f32) : no_buffer;
+    const auto chosen = moe ? buffer("expert_ids", K, buffer_elem::i32) : no_buffer;
+    const auto chosen_w = moe ? buffer("expert_weights", K, buffer_elem::f32) : no_buffer;
+    const auto exp_gate = moe ? routed("expert_gate", X) : no_buffer, exp_up = moe ? routed("expert_up", X) : no_buffer;
+    const auto exp_out = moe ? routed("expert_out", E) : no_buffer;
+    const auto sh_gate = shared ? buffer("shared_gate", S) : no_buffer, sh_up = shared ? buffer("shared_up", S) : no_buffer;
+    const auto sh_out = shared ? buffer("shared_out", E) : no_buffer;
+    const auto sh_scale = shared && s.shared_expert_gate ? buffer("shared_scale", 1, buffer_elem::f32) : no_buffer;
+    const auto ffn_proj = buffer("ffn_proj", E);
     const auto out_in = buffer("out_in", E, buffer_elem::activation, buffer_rows::outputs);
     const auto logits_buf = buffer("logits", s.n_vocab, buffer_elem::f32, buffer_rows::outputs);
 
-    auto norm = [&](weight_ref w, std::uint8_t in, std::uint8_t out, bool outputs = false) {
+    auto norm = [&](weight_ref w, std::uint8_t in, std::uint8_t out, bool outputs = false, std::uint64_t n = 0,
+                    std::uint64_t heads = 0) {
         g.add_op({.kind = rms_norm,
                   .in = {in, no_buffer, no_buffer},
                   .out = out,
                   .output_rows = outputs,
                   .weight = w,
-                  .n = E,
+                  .n = n ? n : E,
+                  .heads = heads,
                   .eps = s.norm_eps});
     };
+    auto experts = [&](tensor_role r, std::uint8_t in, std::uint8_t out, std::uint64_t n, std::uint64_t k_in) {
+        g.add_op({.kind = expert_matmul,
+                  .in = {in, chosen, no_buffer},
+                  .out = out,
+                  .weight = layer_weight(r),
+                  .n = n,
+                  .k = k_in,
+                  .experts_used = K});
+    };
+    const op_kind gated = s.gelu ? geglu : swiglu;
     auto linear = [&](weight_ref w, std::uint8_t in, std::uint8_t out, std::uint64_t n, std::uint64_t k_in,
                       bool outputs = false) {
         g.add_op({.kind = matmul,
@@ -86,6 +118,10 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
         in_place(add_bias, k, no_buffer, KV, layer_weight(tensor_role::attn_k_bias));
         in_place(add_bias, v, no_buffer, KV, layer_weight(tensor_role::attn_v_bias));
     }
+    if (s.qk_norm) {
+        norm(layer_weight(tensor_role::attn_q_norm), q, q, false, s.head_dim, s.n_head);
+        norm(layer_weight(tensor_role::attn_k_norm), k, k, false, s.head_dim, s.n_head_kv);
+    }
     rotate(q, s.n_head);
     rotate(k, s.n_head_kv);
     g.add_op({.kind = kv_append, .in = {k, v, positions}, .n = KV});
@@ -98,12 +134,41 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
               .head_dim = s.head_dim,
               .scale = 1.0f / static_cast<float>(detail::sqrt_newton(static_cast<double>(s.head_dim)))});
     linear(layer_weight(tensor_role::attn_output), attn_out, attn_proj, E, Q);
+    if (s.post_norms) norm(layer_weight(tensor_role::post_attention_norm), attn_proj, attn_proj);
     in_place(add, x, attn_proj, E);
     norm(layer_weight(tensor_role::ffn_norm), x, ffn_in);
-    linear(layer_weight(tensor_role::ffn_gate), ffn_in, gate, F, E);
-    linear(layer_weight(tensor_role::ffn_up), ffn_in, up, F, E);
-    in_place(swiglu, gate, up, F);
-    linear(layer_weight(tensor_role::ffn_down), gate, ffn_proj, E, F);
+    if (!moe) {
+        linear(layer_weight(tensor_role::ffn_gate), ffn_in, gate, F, E);
+        linear(layer_weight(tensor_role::ffn_up), ffn_in, up, F, E);
+        in_place(gated, gate, up, F);
+        linear(layer_weight(tensor_role::ffn_down), gate, ffn_proj, E, F);
+    } else {
+        linear(layer_weight(tensor_role::ffn_gate_inp), ffn_in, router, s.n_expert, E);
+        g.add_op({.kind = route,
+                  .in = {router, no_buffer, no_buffer},
+                  .out = chosen,
+                  .aux = chosen_w,
+                  .n = s.n_expert,
+                  .renorm = s.norm_topk_prob,
+                  .experts_used = K});
+        experts(tensor_role::ffn_gate_exps, ffn_in, exp_gate, X, E);
+        experts(tensor_role::ffn_up_exps, ffn_in, exp_up, X, E);
+        in_place(gated, exp_gate, exp_up, X);
+        experts(tensor_role::ffn_down_exps, exp_gate, exp_out, E, X);
+        g.add_op({.kind = expert_sum, .in = {exp_out, chosen_w, no_buffer}, .out = ffn_proj, .n = E, .experts_used = K});
+        if (shared) {
+            linear(layer_weight(tensor_role::ffn_gate_shexp), ffn_in, sh_gate, S, E);
+            linear(layer_weight(tensor_role::ffn_up_shexp), ffn_in, sh_up, S, E);
+            in_place(gated, sh_gate, sh_up, S);
+            linear(layer_weight(tensor_role::ffn_down_shexp), sh_gate, sh_out, E, S);
+            if (s.shared_expert_gate) {
+                linear(layer_weight(tensor_role::ffn_gate_inp_shexp), ffn_in, sh_scale, 1, E);
+                in_place(gate_scale, sh_out, sh_scale, E);
+            }
+            in_place(add, ffn_proj, sh_out, E);
+        }
+    }
+    if (s.post_norms) norm(layer_weight(tensor_role::post_ffw_norm), ffn_proj, ffn_proj);
     in_place(add, x, ffn_proj, E);
     g.end_block();
 

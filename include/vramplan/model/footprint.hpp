@@ -8,32 +8,45 @@
 
 namespace vramplan {
 
-constexpr std::uint64_t block_params(const decoder_shape& s) {
+// Parameters of one layer of kind b; with `active`, only the routed experts a token uses count.
+constexpr std::uint64_t block_params(const decoder_shape& s, const block_kind& b, bool active = false) {
     std::uint64_t n = 0;
     for (std::size_t r = 0; r < n_tensor_roles; ++r) {
         const auto role = static_cast<tensor_role>(r);
-        if (!role_present(s, role)) continue;
+        if (!role_present(s, b, role)) continue;
         const auto e = role_extent(s, role);
-        n = checked_add(n, checked_mul(e.rows, e.cols));
+        const std::uint64_t planes = active && is_routed_expert(role) ? s.n_expert_used : e.planes;
+        n = checked_add(n, checked_mul(checked_mul(e.rows, e.cols), planes));
     }
     return n;
 }
 
-constexpr std::uint64_t param_count(const decoder_shape& s) {
+namespace detail {
+constexpr std::uint64_t count_params(const decoder_shape& s, bool active) {
+    std::uint64_t n = 0;
+    for (std::uint64_t l = 0; l < s.n_layer; ++l)
+        n = checked_add(n, block_params(s, block_kind{{}, layer_attention(s, l), layer_ffn(s, l)}, active));
     const std::uint64_t embd = checked_mul(s.n_vocab, s.n_embd);
-    return checked_add(
-        checked_add(checked_mul(s.n_layer, block_params(s)), s.tied_output ? embd : checked_mul(embd, 2)),
-        s.n_embd /* output norm */);
+    return checked_add(checked_add(n, s.tied_output ? embd : checked_mul(embd, 2)), s.n_embd /* output norm */);
 }
+}  // namespace detail
 
-constexpr std::uint64_t role_bytes(const model_desc& m, const block_formats& b, tensor_role role) {
-    if (!role_present(m.shape, role)) return 0;
+// Every parameter, as model cards count them (rope_freqs.weight is a buffer, not a parameter).
+constexpr std::uint64_t param_count(const decoder_shape& s) { return detail::count_params(s, false); }
+
+// The parameters one token uses: all but the routed experts the router does not choose, whose
+// n_expert - n_expert_used planes per layer are skipped (the "A3B" of Qwen3-30B-A3B). The
+// embedding table counts whole, as model cards count it.
+constexpr std::uint64_t active_param_count(const decoder_shape& s) { return detail::count_params(s, true); }
+
+constexpr std::uint64_t role_bytes(const model_desc& m, const block_kind& b, tensor_role role) {
+    if (!role_present(m.shape, b, role)) return 0;
     const auto e = role_extent(m.shape, role);
-    return tensor_bytes(b[role], e.rows, e.cols);
+    return tensor_bytes(b[role], e.all_rows(), e.cols);
 }
 
 // Unpadded bytes of one layer's weights; the planner adds alignment between tensors.
-constexpr std::uint64_t block_weight_bytes(const model_desc& m, const block_formats& b) {
+constexpr std::uint64_t block_weight_bytes(const model_desc& m, const block_kind& b) {
     std::uint64_t n = 0;
     for (std::size_t r = 0; r < n_tensor_roles; ++r) n = checked_add(n, role_bytes(m, b, static_cast<tensor_role>(r)));
     return n;
@@ -64,13 +77,44 @@ constexpr std::uint64_t weight_bytes(const model_desc& m) {
 // as llama.cpp does, so GQA shrinks the cache by n_head / n_head_kv.
 constexpr std::uint64_t kv_row_bytes(const model_desc& m) { return row_bytes(m.kv, m.shape.kv_dim()); }
 
-constexpr std::uint64_t kv_bytes_per_token(const model_desc& m) {
-    return checked_mul(checked_mul(kv_row_bytes(m), 2), m.shape.n_layer);
+// Positions one sequence's cache holds in a layer of this attention kind. A full layer holds the
+// context. A sliding layer holds a ring of window + micro-batch - 1 positions: a pass appends up to
+// `ubatch` tokens before it attends, and its first query still needs the window - 1 positions before
+// it, so window - 1 + ubatch positions are live at once; the ring slot a new token overwrites held
+// a position the window has already passed (which is why fewer would corrupt and more is waste).
+// Never more than the context. A layer without attention holds nothing.
+constexpr std::uint64_t kv_positions(const decoder_shape& s, attention_kind a, std::uint64_t context,
+                                     std::uint64_t ubatch) {
+    switch (a) {
+        case attention_kind::full: return context;
+        case attention_kind::sliding: {
+            const std::uint64_t pass = ubatch < context ? ubatch : context;
+            const std::uint64_t ring = checked_add(s.sliding_window, pass) - 1;
+            return ring < context ? ring : context;
+        }
+        case attention_kind::none:
+        case attention_kind::count: break;
+    }
+    return 0;
 }
 
-// The whole cache: every layer, K and V, `context` positions for each of `batch` sequences.
-constexpr std::uint64_t kv_cache_bytes(const model_desc& m, std::uint64_t context, std::uint64_t batch) {
-    return checked_mul(kv_bytes_per_token(m), context, batch);
+// The whole cache: every layer, K and V, for each of `batch` sequences of `context` positions,
+// sliding layers holding their ring (which depends on the micro-batch).
+constexpr std::uint64_t kv_cache_bytes(const model_desc& m, std::uint64_t context, std::uint64_t batch,
+                                       std::uint64_t ubatch) {
+    std::uint64_t n = 0;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)
+        n = checked_add(n, checked_mul(kv_positions(m.shape, m.layer(l).attention, context, ubatch), batch));
+    return checked_mul(checked_mul(n, kv_row_bytes(m)), 2);
+}
+
+// K and V bytes one more token of context costs, counting the layers whose cache grows with the
+// context (sliding layers stop growing at their ring).
+constexpr std::uint64_t kv_bytes_per_token(const model_desc& m) {
+    std::uint64_t full = 0;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)
+        if (m.layer(l).attention == attention_kind::full) ++full;
+    return checked_mul(checked_mul(kv_row_bytes(m), 2), full);
 }
 
 }  // namespace vramplan

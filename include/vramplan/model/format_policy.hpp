@@ -60,7 +60,7 @@ constexpr model_desc make_model(std::string_view name, const decoder_shape& shap
         block_formats b;
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
-            b.of[r] = is_matrix(role) ? p.weights : format{format_id::f32};
+            b.of[r] = is_matrix(role) && !is_router(role) ? p.weights : format{format_id::f32};
             if (is_norm(role)) b.of[r] = p.norms;
         }
         for (std::uint32_t i = 0; i < p.n_overrides; ++i) {

@@ -21,8 +21,8 @@
 namespace vramplan {
 
 inline constexpr std::uint8_t no_buffer = 0xff;
-inline constexpr std::size_t max_graph_buffers = 24;
-inline constexpr std::size_t max_graph_ops = 48;
+inline constexpr std::size_t max_graph_buffers = 32;
+inline constexpr std::size_t max_graph_ops = 64;
 
 // How many rows a buffer has in one pass: one per token of the micro-batch, one per output row
 // (the last token of each sequence, or every token when all logits are asked for), or the fused
@@ -38,6 +38,7 @@ struct graph_buffer {
     std::uint64_t cols = 0;  // values per row; attention_states: query heads
     buffer_elem elem = buffer_elem::activation;
     std::uint64_t head_dim = 0;  // attention_states only: each state is head_dim + 2 floats
+    std::uint64_t per_row = 1;   // tokens rows: this many per token (the experts each token is routed to)
     friend constexpr bool operator==(const graph_buffer&, const graph_buffer&) = default;
 };
 
@@ -64,7 +65,8 @@ constexpr weight_ref global_weight(global_tensor g) { return {weight_scope::glob
 enum class op_kind : std::uint8_t {
     inputs,     // out <- the pass's token ids, aux <- their positions (host to device)
     embed,      // out[t] = row in[0][t] of the weight (a token embedding table), widened to f32
-    rms_norm,   // out = in[0] / rms(in[0]) * weight, n values per row, eps
+    rms_norm,   // out = in[0] / rms(in[0]) * weight, n values per row, eps; with heads > 0 each row is
+                // heads rows of n (a norm per head, as Qwen3's q/k norms), and out may be in[0]
     matmul,     // out = in[0] x weight^T: n values per row out of k
     add_bias,   // out += weight (an f32 row of n values), in place
     rope,       // rotates out in place (heads x head_dim per row) at positions in[0]
@@ -74,11 +76,19 @@ enum class op_kind : std::uint8_t {
     add,        // out += in[0], n values per row, in place
     swiglu,     // out = silu(out) * in[0], n values per row, in place
     logits,     // hands in[0] (n values per output row) to the caller: the pass's result
+    geglu,      // out = gelu(out) * in[0] (GELU's tanh form), n values per row, in place (Gemma)
+    route,      // in[0]: router logits, n per row -> out: the k experts chosen per row (i32), aux: their
+                // weights: softmax over the n, the k largest, renormalized to sum 1 when `renorm`
+    expert_matmul,  // row (t, j) of out = row t of in[0] (row (t, j) when in[0] has k rows per token) x
+                    // plane out-of-k in[1][t, j] of the stacked weight, transposed: n values out of k
+    expert_sum,     // out[t] = sum over j of in[1][t, j] x row (t, j) of in[0]: n values per row
+    gate_scale,     // out[t] *= sigmoid(in[0][t]) (one value per row), n values per row, in place
     count
 };
 inline constexpr std::size_t n_op_kinds = static_cast<std::size_t>(op_kind::count);
 inline constexpr std::array<std::string_view, n_op_kinds> op_names{
-    "inputs", "embed", "rms_norm", "matmul", "add_bias", "rope", "kv_append", "attention", "add", "swiglu", "logits"};
+    "inputs", "embed",  "rms_norm", "matmul",        "add_bias",   "rope",      "kv_append", "attention",
+    "add",    "swiglu", "logits",   "geglu", "route", "expert_matmul", "expert_sum", "gate_scale"};
 static_assert(!op_names.back().empty(), "one name per op_kind");
 constexpr std::string_view op_name(op_kind k) { return op_names[static_cast<std::size_t>(k)]; }
 
@@ -98,6 +108,8 @@ struct graph_op {
     float rope_base = 0.0f;   // rope: frequency base
     float freq_scale = 1.0f;  // rope: linear position scaling (1 / factor)
     bool neox = false;        // rope: pairs (i, i + head_dim/2) instead of (2i, 2i+1)
+    bool renorm = false;      // route: the chosen experts' weights sum to 1
+    std::uint64_t experts_used = 0;  // route, expert_matmul, expert_sum: experts per token
     friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
 };
 
@@ -111,12 +123,12 @@ struct forward_graph {
     friend constexpr bool operator==(const forward_graph&, const forward_graph&) = default;
 
     constexpr std::uint8_t add_buffer(const graph_buffer& b) {
-        if (n_buffers == max_graph_buffers) throw error("a forward graph holds at most 24 activation buffers");
+        if (n_buffers == max_graph_buffers) throw error("a forward graph holds at most 32 activation buffers");
         buffers[n_buffers] = b;
         return n_buffers++;
     }
     constexpr void add_op(const graph_op& o) {
-        if (n_ops == max_graph_ops) throw error("a forward graph holds at most 48 ops");
+        if (n_ops == max_graph_ops) throw error("a forward graph holds at most 64 ops");
         ops[n_ops++] = o;
     }
     constexpr void begin_block() { block_begin = n_ops; }

@@ -20,8 +20,9 @@ struct tensor_spec {
     format fmt{};
     std::uint64_t rows = 0;
     std::uint64_t cols = 0;
-    constexpr std::uint64_t bytes() const { return tensor_bytes(fmt, rows, cols); }
-    constexpr std::uint64_t elements() const { return checked_mul(rows, cols); }
+    std::uint64_t planes = 1;  // stacked experts
+    constexpr std::uint64_t bytes() const { return tensor_bytes(fmt, checked_mul(rows, planes), cols); }
+    constexpr std::uint64_t elements() const { return checked_mul(checked_mul(rows, cols), planes); }
 };
 
 namespace detail {
@@ -72,23 +73,35 @@ struct rms_norm {
 };
 
 // Multi-head attention with n_head query heads sharing n_head_kv K/V heads (MHA when equal, MQA
-// when 1, GQA between), RoPE positions, and a KV cache in format Kv.
+// when 1, GQA between), RoPE positions, and a KV cache in format Kv. QkNorm: an RMSNorm per q and
+// k head (Qwen3, Gemma 3). Window > 0: layers attend to a sliding window of that many positions,
+// all of them (WindowPeriod 0) or all but every WindowPeriod-th layer (Gemma's local/global).
 template <std::uint64_t Embd, std::uint64_t NHead, std::uint64_t NHeadKv, std::uint64_t HeadDim, storage_format W,
-          bool QkvBias = false, std::uint32_t RopeBase = 10000, storage_format Wv = W>
+          bool QkvBias = false, std::uint32_t RopeBase = 10000, storage_format Wv = W, bool QkNorm = false,
+          std::uint64_t Window = 0, std::uint64_t WindowPeriod = 0>
 struct attention {
     static_assert(NHead % NHeadKv == 0, "n_head must be a multiple of n_head_kv");
+    static_assert(Window > 0 || WindowPeriod == 0, "a local/global pattern needs a sliding window");
     static constexpr std::uint64_t n_embd = Embd, n_head = NHead, n_head_kv = NHeadKv, head_dim = HeadDim;
-    static constexpr bool qkv_bias = QkvBias;
+    static constexpr bool qkv_bias = QkvBias, qk_norm = QkNorm;
+    static constexpr std::uint64_t sliding_window = Window, window_period = WindowPeriod;
     static constexpr float rope_base =
         static_cast<float>(RopeBase);  // integral: float template arguments are C++20 but not in every compiler yet
     static constexpr auto tensors() {
-        return hana::concat(
+        auto projections = hana::concat(
             hana::concat(
                 detail::prefixed(BOOST_HANA_STRING("attn_q."), linear<Embd, NHead * HeadDim, W, QkvBias>::tensors()),
                 detail::prefixed(BOOST_HANA_STRING("attn_k."), linear<Embd, NHeadKv * HeadDim, W, QkvBias>::tensors())),
             hana::concat(
                 detail::prefixed(BOOST_HANA_STRING("attn_v."), linear<Embd, NHeadKv * HeadDim, Wv, QkvBias>::tensors()),
                 detail::prefixed(BOOST_HANA_STRING("attn_output."), linear<NHead * HeadDim, Embd, W>::tensors())));
+        if constexpr (QkNorm)
+            return hana::concat(
+                projections,
+                hana::concat(detail::prefixed(BOOST_HANA_STRING("attn_q_norm."), rms_norm<HeadDim>::tensors()),
+                             detail::prefixed(BOOST_HANA_STRING("attn_k_norm."), rms_norm<HeadDim>::tensors())));
+        else
+            return projections;
     }
     // K and V rows of one token in this layer.
     template <storage_format Kv>
@@ -108,18 +121,65 @@ struct swiglu_mlp {
     }
 };
 
-// Pre-norm decoder block: x += attn(norm(x)); x += mlp(norm(x)).
-template <class Attention, class Mlp, storage_format Norm = f32>
+// A mixture of experts: a router (f32, as llama.cpp's quantizer leaves it) choosing NUsed of
+// NExpert SwiGLU experts of FfExpert per token, stacked in one tensor per projection (GGUF's
+// ffn_*_exps, the expert index outermost), and an optional shared expert of FfShared that every
+// token runs, scaled by a sigmoid gate when SharedGate (Qwen2-MoE).
+template <std::uint64_t Embd, std::uint64_t FfExpert, std::uint64_t NExpert, std::uint64_t NUsed, storage_format W,
+          std::uint64_t FfShared = 0, bool SharedGate = false>
+struct moe_mlp {
+    static_assert(NUsed >= 1 && NUsed <= NExpert, "a token uses 1 to n_expert experts");
+    static constexpr std::uint64_t n_ff = FfExpert, n_ff_expert = FfExpert, n_expert = NExpert, n_expert_used = NUsed,
+                                   n_ff_shared = FfShared;
+    static constexpr bool shared_expert_gate = SharedGate;
+    static constexpr auto tensors() {
+        auto routed = hana::make_tuple(
+            hana::make_pair(BOOST_HANA_STRING("ffn_gate_inp.weight"), tensor_spec{f32::value, NExpert, Embd}),
+            hana::make_pair(BOOST_HANA_STRING("ffn_gate_exps.weight"), tensor_spec{W::value, FfExpert, Embd, NExpert}),
+            hana::make_pair(BOOST_HANA_STRING("ffn_up_exps.weight"), tensor_spec{W::value, FfExpert, Embd, NExpert}),
+            hana::make_pair(BOOST_HANA_STRING("ffn_down_exps.weight"), tensor_spec{W::value, Embd, FfExpert, NExpert}));
+        if constexpr (FfShared == 0) {
+            return routed;
+        } else {
+            auto shared = hana::concat(
+                detail::prefixed(BOOST_HANA_STRING("ffn_gate_shexp."), linear<Embd, FfShared, W>::tensors()),
+                hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_up_shexp."), linear<Embd, FfShared, W>::tensors()),
+                             detail::prefixed(BOOST_HANA_STRING("ffn_down_shexp."), linear<FfShared, Embd, W>::tensors())));
+            if constexpr (SharedGate)
+                return hana::append(hana::concat(routed, shared),
+                                    hana::make_pair(BOOST_HANA_STRING("ffn_gate_inp_shexp.weight"),
+                                                    tensor_spec{f32::value, 1, Embd}));
+            else
+                return hana::concat(routed, shared);
+        }
+    }
+};
+
+template <class Mlp>
+concept has_experts = requires { Mlp::n_expert; };
+
+// Pre-norm decoder block: x += attn(norm(x)); x += mlp(norm(x)). PostNorms: each sublayer's output
+// is normed again before its residual add (Gemma 2/3).
+template <class Attention, class Mlp, storage_format Norm = f32, bool PostNorms = false>
 struct decoder_block {
     using attention_type = Attention;
     using mlp_type = Mlp;
+    static constexpr bool post_norms = PostNorms;
     static constexpr auto tensors() {
-        return hana::concat(
+        auto pre = hana::concat(
             hana::concat(
                 detail::prefixed(BOOST_HANA_STRING("attn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()),
                 Attention::tensors()),
             hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()),
                          Mlp::tensors()));
+        if constexpr (PostNorms)
+            return hana::concat(
+                pre, hana::concat(detail::prefixed(BOOST_HANA_STRING("post_attention_norm."),
+                                                   rms_norm<Attention::n_embd, Norm>::tensors()),
+                                  detail::prefixed(BOOST_HANA_STRING("post_ffw_norm."),
+                                                   rms_norm<Attention::n_embd, Norm>::tensors())));
+        else
+            return pre;
     }
 };
 
@@ -165,6 +225,18 @@ struct decoder_transformer {
         s.tied_output = is_tied;
         s.rope_base = attn::rope_base;
         s.rope_freqs = RopeFreqs;
+        s.qk_norm = attn::qk_norm;
+        s.sliding_window = attn::sliding_window;
+        s.window_period = attn::window_period;
+        s.post_norms = Block::post_norms;
+        using mlp = typename Block::mlp_type;
+        if constexpr (has_experts<mlp>) {
+            s.n_expert = mlp::n_expert;
+            s.n_expert_used = mlp::n_expert_used;
+            s.n_ff_expert = mlp::n_ff_expert;
+            s.n_ff_shared = mlp::n_ff_shared;
+            s.shared_expert_gate = mlp::shared_expert_gate;
+        }
         return s;
     }
 
@@ -208,8 +280,11 @@ struct decoder_transformer {
     static constexpr std::uint64_t weight_bytes() {
         return checked_add(total_bytes(tensors()), checked_mul(NLayer, total_bytes(Block::tensors())));
     }
+    // Sliding layers stop growing at their ring, so only the full layers cost more per token.
     static constexpr std::uint64_t kv_bytes_per_token() {
-        return checked_mul(NLayer, attn::template kv_bytes_per_token<Kv>());
+        const std::uint64_t period = attn::window_period;
+        const std::uint64_t full = attn::sliding_window == 0 ? NLayer : period == 0 ? 0 : NLayer / period;
+        return checked_mul(full, attn::template kv_bytes_per_token<Kv>());
     }
 };
 

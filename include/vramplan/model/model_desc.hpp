@@ -16,7 +16,7 @@
 namespace vramplan {
 
 inline constexpr std::size_t max_layers = 256;     // Llama-3.1-405B has 126
-inline constexpr std::size_t max_block_kinds = 8;  // distinct per-layer format mixes in one model
+inline constexpr std::size_t max_block_kinds = 16;  // distinct layer kinds (formats x variants) in one model
 
 // RoPE scaling as GGUF's {arch}.rope.scaling.type names it. Linear scaling divides positions by a
 // factor; YaRN and others are known so the runtime can refuse them by name (the planner needs
@@ -65,6 +65,29 @@ struct decoder_shape {
     float scaling_factor = 1.0f;  // linear: positions are divided by it
     bool rope_neox = false;       // RoPE pairs (i, i + head_dim/2), GPT-NeoX style (Qwen2), not (2i, 2i+1)
 
+    // Mixture of experts: each layer's feed-forward is n_expert SwiGLU experts of n_ff_expert, of
+    // which the router picks n_expert_used per token (n_expert = 0: a dense feed-forward of n_ff).
+    // An optional shared expert of n_ff_shared runs for every token; Qwen2-MoE scales its output
+    // by a sigmoid gate (ffn_gate_inp_shexp). norm_topk_prob: the chosen experts' weights are
+    // renormalized to sum to 1 (Mixtral, Qwen3-MoE), or not (Qwen2-MoE). It costs no memory.
+    std::uint64_t n_expert = 0;
+    std::uint64_t n_expert_used = 0;
+    std::uint64_t n_ff_expert = 0;
+    std::uint64_t n_ff_shared = 0;
+    bool shared_expert_gate = false;
+    bool norm_topk_prob = true;
+
+    // Sliding-window attention: a layer attends to the last `sliding_window` positions (each query
+    // sees itself and window - 1 before it). window_period = 0: every layer slides (Mistral v0.1,
+    // Phi-3); P > 0: every P-th layer (layer % P == P - 1) attends to the whole context and the
+    // others slide (Gemma 2: P = 2, Gemma 3: P = 6, gpt-oss: P = 2).
+    std::uint64_t sliding_window = 0;
+    std::uint64_t window_period = 0;
+
+    bool qk_norm = false;     // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
+    bool post_norms = false;  // RMSNorm of each sublayer's output before its residual add (Gemma 2/3)
+    bool gelu = false;        // the feed-forward gate is GELU (tanh form), not SiLU (Gemma)
+
     friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
 
     constexpr std::uint64_t q_dim() const { return checked_mul(n_head, head_dim); }
@@ -75,13 +98,83 @@ struct decoder_shape {
     }
 };
 
-// One layer's formats, role by role. Layers with equal formats share one block_formats entry.
+// How a layer attends: over the whole context, over a sliding window (its cache holds only what
+// the window needs), or not at all.
+enum class attention_kind : std::uint8_t { full, sliding, none, count };
+// How a layer's feed-forward is made: one dense SwiGLU, or routed experts (plus a shared one).
+enum class ffn_kind : std::uint8_t { dense, moe, count };
+
+inline constexpr std::array<std::string_view, static_cast<std::size_t>(attention_kind::count)> attention_kind_names{
+    "full", "sliding", "none"};
+inline constexpr std::array<std::string_view, static_cast<std::size_t>(ffn_kind::count)> ffn_kind_names{"dense",
+                                                                                                       "moe"};
+constexpr std::string_view attention_kind_name(attention_kind k) {
+    return attention_kind_names[static_cast<std::size_t>(k)];
+}
+constexpr std::string_view ffn_kind_name(ffn_kind k) { return ffn_kind_names[static_cast<std::size_t>(k)]; }
+
+// Layer l's attention and feed-forward, from the shape's pattern: the one place that rule lives.
+constexpr attention_kind layer_attention(const decoder_shape& s, std::uint64_t l) {
+    if (s.sliding_window == 0) return attention_kind::full;
+    if (s.window_period == 0) return attention_kind::sliding;
+    return l % s.window_period == s.window_period - 1 ? attention_kind::full : attention_kind::sliding;
+}
+constexpr ffn_kind layer_ffn(const decoder_shape& s, std::uint64_t) {
+    return s.n_expert ? ffn_kind::moe : ffn_kind::dense;
+}
+
+// One layer's formats, role by role.
 struct block_formats {
     std::array<format, n_tensor_roles> of{};
     constexpr format operator[](tensor_role r) const { return of[static_cast<std::size_t>(r)]; }
     constexpr format& operator[](tensor_role r) { return of[static_cast<std::size_t>(r)]; }
     friend constexpr bool operator==(const block_formats&, const block_formats&) = default;
 };
+
+// A kind of layer: its formats and its variants. Layers of one kind share an entry, so a model of
+// two alternating kinds plans as two, whatever its depth.
+struct block_kind {
+    block_formats formats{};
+    attention_kind attention = attention_kind::full;
+    ffn_kind ffn = ffn_kind::dense;
+    constexpr format operator[](tensor_role r) const { return formats[r]; }
+    constexpr format& operator[](tensor_role r) { return formats[r]; }
+    friend constexpr bool operator==(const block_kind&, const block_kind&) = default;
+};
+
+// Whether a layer of kind b has a tensor of role r.
+constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_role r) {
+    using enum tensor_role;
+    const bool moe = b.ffn == ffn_kind::moe, attends = b.attention != attention_kind::none;
+    switch (r) {
+        case attn_norm:
+        case attn_q:
+        case attn_k:
+        case attn_v:
+        case attn_output: return attends;
+        case attn_q_bias:
+        case attn_k_bias:
+        case attn_v_bias: return attends && s.qkv_bias;
+        case attn_q_norm:
+        case attn_k_norm: return attends && s.qk_norm;
+        case post_attention_norm: return attends && s.post_norms;
+        case post_ffw_norm: return s.post_norms;
+        case ffn_norm: return true;
+        case ffn_gate:
+        case ffn_up:
+        case ffn_down: return !moe;
+        case ffn_gate_inp:
+        case ffn_gate_exps:
+        case ffn_up_exps:
+        case ffn_down_exps: return moe;
+        case ffn_gate_inp_shexp: return moe && s.n_ff_shared != 0 && s.shared_expert_gate;
+        case ffn_gate_shexp:
+        case ffn_up_shexp:
+        case ffn_down_shexp: return moe && s.n_ff_shared != 0;
+        case count: break;
+    }
+    return false;
+}
 
 struct model_desc {
     std::string_view name = "model";
@@ -91,13 +184,13 @@ struct model_desc {
     format output_norm{format_id::f32};
     format kv{format_id::f16};
     format activations{format_id::f32};
-    std::array<block_formats, max_block_kinds> kinds{};
+    std::array<block_kind, max_block_kinds> kinds{};
     std::uint32_t n_kinds = 0;
     std::array<std::uint8_t, max_layers> layer_kind{};
 
     friend constexpr bool operator==(const model_desc&, const model_desc&) = default;
 
-    constexpr const block_formats& layer(std::uint64_t i) const { return kinds[layer_kind[i]]; }
+    constexpr const block_kind& layer(std::uint64_t i) const { return kinds[layer_kind[i]]; }
     constexpr format global(global_tensor g) const {
         switch (g) {
             case global_tensor::token_embd: return token_embd;
@@ -109,31 +202,55 @@ struct model_desc {
         return format{format_id::f32};  // rope_freqs.weight: f32 divisors
     }
 
-    // Gives layer i these formats, sharing an existing kind when one matches.
+    // Gives layer i these formats and the variants the shape gives that layer, sharing an
+    // existing kind when one matches. Set the shape first.
     constexpr void set_layer(std::uint64_t i, const block_formats& f) {
+        set_layer(i, block_kind{f, layer_attention(shape, i), layer_ffn(shape, i)});
+    }
+    // Roles the kind lacks read f32 whatever the producer wrote, so equal layers compare equal.
+    constexpr void set_layer(std::uint64_t i, block_kind b) {
         if (i >= max_layers) throw error("vramplan plans at most 256 layers");
+        for (std::size_t r = 0; r < n_tensor_roles; ++r)
+            if (!role_present(shape, b, static_cast<tensor_role>(r))) b.formats.of[r] = format{format_id::f32};
         for (std::uint32_t k = 0; k < n_kinds; ++k)
-            if (kinds[k] == f) {
+            if (kinds[k] == b) {
                 layer_kind[i] = static_cast<std::uint8_t>(k);
                 return;
             }
         if (n_kinds == max_block_kinds)
-            throw error("more than 8 distinct per-layer format mixes; vramplan cannot plan this model");
-        kinds[n_kinds] = f;
+            throw error(
+                "more than 16 distinct kinds of layer (per-layer format mixes times attention and feed-forward "
+                "variants); vramplan cannot plan this model");
+        kinds[n_kinds] = b;
         layer_kind[i] = static_cast<std::uint8_t>(n_kinds++);
     }
 };
 
-// Rows and columns (GGUF ne[1], ne[0]) of each role's tensor; ne[0] is the quantized row.
+// Rows and columns (GGUF ne[1], ne[0]) of each role's tensor, and planes (ne[2]) for the stacked
+// experts; ne[0] is the quantized row.
 struct tensor_extent {
     std::uint64_t rows = 0;
     std::uint64_t cols = 0;
+    std::uint64_t planes = 1;
+    constexpr std::uint64_t all_rows() const { return checked_mul(rows, planes); }
 };
 
 constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
     switch (r) {
         case tensor_role::attn_norm:
-        case tensor_role::ffn_norm: return {1, s.n_embd};
+        case tensor_role::ffn_norm:
+        case tensor_role::post_attention_norm:
+        case tensor_role::post_ffw_norm:
+        case tensor_role::ffn_gate_inp_shexp: return {1, s.n_embd};
+        case tensor_role::attn_q_norm:
+        case tensor_role::attn_k_norm: return {1, s.head_dim};
+        case tensor_role::ffn_gate_inp: return {s.n_expert, s.n_embd};
+        case tensor_role::ffn_gate_exps:
+        case tensor_role::ffn_up_exps: return {s.n_ff_expert, s.n_embd, s.n_expert};
+        case tensor_role::ffn_down_exps: return {s.n_embd, s.n_ff_expert, s.n_expert};
+        case tensor_role::ffn_gate_shexp:
+        case tensor_role::ffn_up_shexp: return {s.n_ff_shared, s.n_embd};
+        case tensor_role::ffn_down_shexp: return {s.n_embd, s.n_ff_shared};
         case tensor_role::attn_q: return {s.q_dim(), s.n_embd};
         case tensor_role::attn_k:
         case tensor_role::attn_v: return {s.kv_dim(), s.n_embd};
@@ -149,7 +266,6 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
     return {};
 }
 
-constexpr bool role_present(const decoder_shape& s, tensor_role r) { return !is_bias(r) || s.qkv_bias; }
 
 // A shape is usable when every dimension is positive and the heads tile the attention width.
 constexpr void validate(const decoder_shape& s) {
@@ -159,6 +275,16 @@ constexpr void validate(const decoder_shape& s) {
             "model shape has a zero dimension (vocab, embedding, layers, heads, head_dim and ffn must be positive)");
     if (s.n_head % s.n_head_kv != 0) throw error("n_head must be a multiple of n_head_kv (grouped-query attention)");
     if (s.n_layer > max_layers) throw error("vramplan plans at most 256 layers");
+    if (s.n_expert != 0) {
+        if (s.n_expert_used == 0 || s.n_expert_used > s.n_expert)
+            throw error("a mixture of experts uses 1 to n_expert experts per token (expert_used_count " +
+                        std::to_string(s.n_expert_used) + ", expert_count " + std::to_string(s.n_expert) + ")");
+        if (s.n_ff_expert == 0) throw error("a mixture of experts needs the experts' feed-forward width");
+    } else if (s.n_expert_used != 0 || s.n_ff_shared != 0) {
+        throw error("experts used per token or a shared expert are given, but no experts (expert_count is 0)");
+    }
+    if (s.window_period != 0 && s.sliding_window == 0)
+        throw error("a local/global layer pattern needs a sliding window of at least 1 token");
 }
 
 // Every tensor's rows must be whole blocks of its format (Q4_0 cannot store a 172-value row).
@@ -178,7 +304,7 @@ constexpr void validate_formats(const model_desc& m) {
     for (std::uint32_t k = 0; k < m.n_kinds; ++k)
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
-            if (role_present(m.shape, role))
+            if (role_present(m.shape, m.kinds[k], role))
                 check(m.kinds[k][role], role_extent(m.shape, role).cols, "blk.*.", role_name(role));
         }
 }

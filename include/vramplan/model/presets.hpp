@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "vramplan/detail/name_lookup.hpp"
 #include "vramplan/model/format_policy.hpp"
@@ -61,40 +62,174 @@ inline constexpr preset_entry tinyllama_entry{"TinyLlama-1.1B",
                                               "tinyllama tinyllama-1.1b",
                                               {32000, 2048, 22, 32, 4, 64, 5632, false, false, 10000.0f, 1e-5f, 2048},
                                               1100048384};
+// Phi-3-mini-4k slides every layer over 2047 positions (config.json sliding_window).
 inline constexpr preset_entry phi3_mini_entry{"Phi-3-mini",
                                               "phi3-mini phi-3-mini-4k",
-                                              {32064, 3072, 32, 32, 32, 96, 8192, false, false, 10000.0f, 1e-5f, 4096},
+                                              {.n_vocab = 32064,
+                                               .n_embd = 3072,
+                                               .n_layer = 32,
+                                               .n_head = 32,
+                                               .n_head_kv = 32,
+                                               .head_dim = 96,
+                                               .n_ff = 8192,
+                                               .rope_base = 10000.0f,
+                                               .norm_eps = 1e-5f,
+                                               .n_ctx_train = 4096,
+                                               .sliding_window = 2047},
                                               3821079552};
 inline constexpr preset_entry stories260k_entry{
     "stories260K", "stories stories-260k", {512, 64, 5, 8, 4, 8, 172, false, false, 10000.0f, 1e-5f, 2048}, 292800};
 
-inline constexpr std::array<preset_entry, 10> catalog{
-    llama2_7b_entry,  llama2_13b_entry, llama3_8b_entry, llama31_8b_entry, llama31_70b_entry,
-    mistral_7b_entry, qwen25_7b_entry,  tinyllama_entry, phi3_mini_entry,  stories260k_entry,
+// The shapes below are their config.json files, field by field; published_params is the exact sum
+// of their tensors, which tests derive again by hand and round to the model cards' figures.
+inline constexpr preset_entry qwen3_06b_entry{"Qwen3-0.6B",
+                                              "qwen3-0.6b",
+                                              {.n_vocab = 151936,
+                                               .n_embd = 1024,
+                                               .n_layer = 28,
+                                               .n_head = 16,
+                                               .n_head_kv = 8,
+                                               .head_dim = 128,
+                                               .n_ff = 3072,
+                                               .tied_output = true,
+                                               .rope_base = 1000000.0f,
+                                               .norm_eps = 1e-6f,
+                                               .n_ctx_train = 40960,
+                                               .rope_neox = true,
+                                               .qk_norm = true},
+                                              596049920};
+inline constexpr preset_entry qwen3_8b_entry{"Qwen3-8B",
+                                             "qwen3-8b",
+                                             {.n_vocab = 151936,
+                                              .n_embd = 4096,
+                                              .n_layer = 36,
+                                              .n_head = 32,
+                                              .n_head_kv = 8,
+                                              .head_dim = 128,
+                                              .n_ff = 12288,
+                                              .rope_base = 1000000.0f,
+                                              .norm_eps = 1e-6f,
+                                              .n_ctx_train = 40960,
+                                              .rope_neox = true,
+                                              .qk_norm = true},
+                                             8190735360};
+// 128 experts of 768, 8 per token, renormalized; every layer has experts (decoder_sparse_step 1).
+inline constexpr preset_entry qwen3_30b_a3b_entry{"Qwen3-30B-A3B",
+                                                  "qwen3-30b-a3b qwen3-moe",
+                                                  {.n_vocab = 151936,
+                                                   .n_embd = 2048,
+                                                   .n_layer = 48,
+                                                   .n_head = 32,
+                                                   .n_head_kv = 4,
+                                                   .head_dim = 128,
+                                                   .n_ff = 6144,
+                                                   .rope_base = 1000000.0f,
+                                                   .norm_eps = 1e-6f,
+                                                   .n_ctx_train = 40960,
+                                                   .rope_neox = true,
+                                                   .n_expert = 128,
+                                                   .n_expert_used = 8,
+                                                   .n_ff_expert = 768,
+                                                   .qk_norm = true},
+                                                  30532122624};
+inline constexpr preset_entry mixtral_8x7b_entry{"Mixtral-8x7B",
+                                                 "mixtral-8x7b mixtral",
+                                                 {.n_vocab = 32000,
+                                                  .n_embd = 4096,
+                                                  .n_layer = 32,
+                                                  .n_head = 32,
+                                                  .n_head_kv = 8,
+                                                  .head_dim = 128,
+                                                  .n_ff = 14336,
+                                                  .rope_base = 1000000.0f,
+                                                  .norm_eps = 1e-5f,
+                                                  .n_ctx_train = 32768,
+                                                  .n_expert = 8,
+                                                  .n_expert_used = 2,
+                                                  .n_ff_expert = 14336},
+                                                 46702792704};
+// Gemma 2: local layers (a 4096-position window) alternate with global ones, layer 0 local.
+inline constexpr preset_entry gemma2_9b_entry{"Gemma-2-9B",
+                                              "gemma2-9b gemma-2-9b",
+                                              {.n_vocab = 256000,
+                                               .n_embd = 3584,
+                                               .n_layer = 42,
+                                               .n_head = 16,
+                                               .n_head_kv = 8,
+                                               .head_dim = 256,
+                                               .n_ff = 14336,
+                                               .tied_output = true,
+                                               .rope_base = 10000.0f,
+                                               .norm_eps = 1e-6f,
+                                               .n_ctx_train = 8192,
+                                               .rope_neox = true,
+                                               .sliding_window = 4096,
+                                               .window_period = 2,
+                                               .post_norms = true,
+                                               .gelu = true},
+                                              9241705984};
+// Gemma 3 4B's language model (text_config): five local layers (1024 positions) to each global one.
+inline constexpr preset_entry gemma3_4b_entry{"Gemma-3-4B",
+                                              "gemma3-4b gemma-3-4b",
+                                              {.n_vocab = 262208,
+                                               .n_embd = 2560,
+                                               .n_layer = 34,
+                                               .n_head = 8,
+                                               .n_head_kv = 4,
+                                               .head_dim = 256,
+                                               .n_ff = 10240,
+                                               .tied_output = true,
+                                               .rope_base = 1000000.0f,
+                                               .norm_eps = 1e-6f,
+                                               .n_ctx_train = 131072,
+                                               .rope_neox = true,
+                                               .sliding_window = 1024,
+                                               .window_period = 6,
+                                               .qk_norm = true,
+                                               .post_norms = true,
+                                               .gelu = true},
+                                              3880263168};
+
+inline constexpr std::array<preset_entry, 16> catalog{
+    llama2_7b_entry,     llama2_13b_entry,   llama3_8b_entry, llama31_8b_entry, llama31_70b_entry, mistral_7b_entry,
+    qwen25_7b_entry,     tinyllama_entry,    phi3_mini_entry, stories260k_entry, qwen3_06b_entry,  qwen3_8b_entry,
+    qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry, gemma3_4b_entry,
 };
 
 // The type-level model of a shape: W for every matrix (embedding and head included unless given),
-// Kv for the cache, Act for activations.
+// Kv for the cache, Act for activations. Its layer templates take every number from the entry.
+namespace type_level {
+template <const preset_entry& E, storage_format W>
+using preset_attention =
+    layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim, W, E.shape.qkv_bias,
+                      static_cast<std::uint32_t>(E.shape.rope_base), W, E.shape.qk_norm, E.shape.sliding_window,
+                      E.shape.window_period>;
+template <const preset_entry& E, storage_format W>
+using preset_mlp = std::conditional_t<
+    E.shape.n_expert != 0,
+    layers::moe_mlp<E.shape.n_embd, E.shape.n_ff_expert, (E.shape.n_expert ? E.shape.n_expert : 1),
+                    (E.shape.n_expert ? E.shape.n_expert_used : 1), W, E.shape.n_ff_shared, E.shape.shared_expert_gate>,
+    layers::swiglu_mlp<E.shape.n_embd, E.shape.n_ff, W>>;
 template <const preset_entry& E, storage_format W, storage_format Kv, class Output, storage_format Embed,
           storage_format Act>
-struct decoder_preset
-    : layers::decoder_transformer<
-          E.shape.n_vocab, E.shape.n_layer,
-          layers::decoder_block<layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim,
-                                                  W, E.shape.qkv_bias, static_cast<std::uint32_t>(E.shape.rope_base)>,
-                                layers::swiglu_mlp<E.shape.n_embd, E.shape.n_ff, W>>,
-          Embed, Output, Kv, Act, f32, E.shape.rope_freqs> {
-    using base = layers::decoder_transformer<
-        E.shape.n_vocab, E.shape.n_layer,
-        layers::decoder_block<layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim, W,
-                                                E.shape.qkv_bias, static_cast<std::uint32_t>(E.shape.rope_base)>,
-                              layers::swiglu_mlp<E.shape.n_embd, E.shape.n_ff, W>>,
-        Embed, Output, Kv, Act, f32, E.shape.rope_freqs>;
+using preset_transformer =
+    layers::decoder_transformer<E.shape.n_vocab, E.shape.n_layer,
+                                layers::decoder_block<preset_attention<E, W>, preset_mlp<E, W>, f32, E.shape.post_norms>,
+                                Embed, Output, Kv, Act, f32, E.shape.rope_freqs>;
+}  // namespace type_level
+
+template <const preset_entry& E, storage_format W, storage_format Kv, class Output, storage_format Embed,
+          storage_format Act>
+struct decoder_preset : type_level::preset_transformer<E, W, Kv, Output, Embed, Act> {
+    using base = type_level::preset_transformer<E, W, Kv, Output, Embed, Act>;
+    // What costs no memory and has no template of its own: numbers of the norm, RoPE and routing.
     static constexpr model_desc describe() {
         model_desc m = base::describe(E.name);
         m.shape.norm_eps = E.shape.norm_eps;
         m.shape.n_ctx_train = E.shape.n_ctx_train;
         m.shape.rope_neox = E.shape.rope_neox;
+        m.shape.norm_topk_prob = E.shape.norm_topk_prob;
+        m.shape.gelu = E.shape.gelu;
         return m;
     }
 };
@@ -129,6 +264,24 @@ using phi3_mini = decoder_preset<phi3_mini_entry, W, Kv, Output, Embed, Act>;
 template <storage_format W = f32, storage_format Kv = f16, class Output = W, storage_format Embed = W,
           storage_format Act = f32>
 using stories260k = decoder_preset<stories260k_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using qwen3_06b = decoder_preset<qwen3_06b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using qwen3_8b = decoder_preset<qwen3_8b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using qwen3_30b_a3b = decoder_preset<qwen3_30b_a3b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using mixtral_8x7b = decoder_preset<mixtral_8x7b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using gemma2_9b = decoder_preset<gemma2_9b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using gemma3_4b = decoder_preset<gemma3_4b_entry, W, Kv, Output, Embed, Act>;
 
 inline const preset_entry* find(std::string_view name) { return detail::find_by_name(catalog, name, "model"); }
 

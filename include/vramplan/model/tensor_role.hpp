@@ -23,6 +23,20 @@ enum class tensor_role : std::uint8_t {
     ffn_gate,
     ffn_up,
     ffn_down,
+    // Current architectures' extra tensors. They come after the Llama roles so that a Llama
+    // layer's tensors keep their offsets within the layer (absent roles take no bytes).
+    attn_q_norm,          // Qwen3, Gemma 3: RMSNorm of each query head (head_dim values)
+    attn_k_norm,          // ... and of each key head
+    post_attention_norm,  // Gemma 2/3: RMSNorm of the attention output before the residual add
+    post_ffw_norm,        // Gemma 2/3: RMSNorm of the feed-forward output before the residual add
+    ffn_gate_inp,         // mixture of experts: the router, n_expert x n_embd
+    ffn_gate_exps,        // the routed experts, stacked: n_expert planes of n_ff_expert x n_embd
+    ffn_up_exps,
+    ffn_down_exps,        // n_expert planes of n_embd x n_ff_expert
+    ffn_gate_inp_shexp,   // Qwen2-MoE: the shared expert's sigmoid gate, one row of n_embd
+    ffn_gate_shexp,       // the shared expert, a dense SwiGLU of n_ff_shared
+    ffn_up_shexp,
+    ffn_down_shexp,
     count
 };
 inline constexpr std::size_t n_tensor_roles = static_cast<std::size_t>(tensor_role::count);
@@ -30,17 +44,33 @@ inline constexpr std::size_t n_tensor_roles = static_cast<std::size_t>(tensor_ro
 inline constexpr std::array<std::string_view, n_tensor_roles> role_names{
     "attn_norm.weight", "attn_q.weight",      "attn_k.weight",   "attn_v.weight",   "attn_q.bias",   "attn_k.bias",
     "attn_v.bias",      "attn_output.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
+    "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight",
+    "ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight",
+    "ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
 };
 static_assert(role_names.size() == n_tensor_roles && !role_names.back().empty(), "one name per tensor_role");
 
 constexpr std::string_view role_name(tensor_role r) { return role_names[static_cast<std::size_t>(r)]; }
 
-constexpr bool is_norm(tensor_role r) { return r == tensor_role::attn_norm || r == tensor_role::ffn_norm; }
+constexpr bool is_norm(tensor_role r) {
+    using enum tensor_role;
+    return r == attn_norm || r == ffn_norm || r == attn_q_norm || r == attn_k_norm || r == post_attention_norm ||
+           r == post_ffw_norm;
+}
 constexpr bool is_bias(tensor_role r) {
     return r == tensor_role::attn_q_bias || r == tensor_role::attn_k_bias || r == tensor_role::attn_v_bias;
 }
-// Norms and biases are vectors kept in f32, as llama.cpp keeps them, whatever the weight format.
-constexpr bool is_matrix(tensor_role r) { return !is_norm(r) && !is_bias(r); }
+// Norms, biases and the shared expert's gate row are vectors kept in f32, as llama.cpp keeps them,
+// whatever the weight format.
+constexpr bool is_vector(tensor_role r) { return is_norm(r) || is_bias(r) || r == tensor_role::ffn_gate_inp_shexp; }
+constexpr bool is_matrix(tensor_role r) { return !is_vector(r); }
+// llama.cpp's quantizer leaves the router in f32 (it is small and decides which experts run), so a
+// format policy does too.
+constexpr bool is_router(tensor_role r) { return r == tensor_role::ffn_gate_inp; }
+// The stacked experts: one plane per expert; a token reads n_expert_used of them.
+constexpr bool is_routed_expert(tensor_role r) {
+    return r == tensor_role::ffn_gate_exps || r == tensor_role::ffn_up_exps || r == tensor_role::ffn_down_exps;
+}
 
 // Tensors outside the decoder blocks, stored once per model.
 enum class global_tensor : std::uint8_t { token_embd, output_norm, output, rope_freqs, count };

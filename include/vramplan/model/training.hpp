@@ -52,14 +52,17 @@ struct training_footprint {
     }
 };
 
-// LoRA adapters A (r x in) and B (out x r) on every linear of every block.
+// LoRA adapters A (r x in) and B (out x r) on every linear of every block (each expert its own;
+// the router is not adapted).
 constexpr std::uint64_t lora_params(const decoder_shape& s, std::uint64_t rank) {
     std::uint64_t per_layer = 0;
     for (std::size_t r = 0; r < n_tensor_roles; ++r) {
         const auto role = static_cast<tensor_role>(r);
-        if (!is_matrix(role)) continue;
+        if (!is_matrix(role) || is_router(role) || !role_present(s, block_kind{{}, attention_kind::full, layer_ffn(s, 0)}, role))
+            continue;
         const auto e = role_extent(s, role);
-        per_layer = checked_add(per_layer, checked_mul(rank, checked_add(e.rows, e.cols)));
+        // Stacked experts get an adapter each.
+        per_layer = checked_add(per_layer, checked_mul(checked_mul(rank, checked_add(e.rows, e.cols)), e.planes));
     }
     return checked_mul(per_layer, s.n_layer);
 }

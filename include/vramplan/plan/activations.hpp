@@ -45,7 +45,8 @@ constexpr std::uint64_t attention_state_bytes(std::uint64_t n_head, std::uint64_
 
 constexpr std::uint64_t buffer_bytes(const graph_buffer& b, format act, const limits& lim) {
     if (b.rows == buffer_rows::attention_states) return attention_state_bytes(b.cols, b.head_dim, lim);
-    const std::uint64_t rows = b.rows == buffer_rows::outputs ? lim.output_rows() : lim.tokens_per_pass();
+    const std::uint64_t rows =
+        b.rows == buffer_rows::outputs ? lim.output_rows() : checked_mul(lim.tokens_per_pass(), b.per_row);
     if (b.elem == buffer_elem::activation) return tensor_bytes(act, rows, b.cols);
     return checked_mul(checked_mul(rows, b.cols), 4);  // f32 and i32
 }

@@ -20,7 +20,8 @@ struct advice_item {
     bool fits = false;               // this remedy alone makes the model fit
 };
 
-// Every matrix whose rows allow it goes to `f`; norms, and rows that are not whole blocks, stay.
+// Every matrix whose rows allow it goes to `f`; norms, the router (llama.cpp keeps it f32) and rows
+// that are not whole blocks stay.
 constexpr model_desc requantize_weights(model_desc m, format f) {
     auto conv = [&](format old, std::uint64_t cols) { return row_fits_format(f, cols) ? f : old; };
     m.token_embd = conv(m.token_embd, m.shape.n_embd);
@@ -28,10 +29,11 @@ constexpr model_desc requantize_weights(model_desc m, format f) {
     model_desc out = m;
     out.n_kinds = 0;
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
-        block_formats b = m.layer(l);
+        block_kind b = m.layer(l);
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
-            if (is_matrix(role)) b.of[r] = conv(b.of[r], role_extent(m.shape, role).cols);
+            if (is_matrix(role) && !is_router(role))
+                b.formats.of[r] = conv(b.formats.of[r], role_extent(m.shape, role).cols);
         }
         out.set_layer(l, b);
     }

@@ -24,7 +24,7 @@ struct buffer_info {
     bool persistent = false;  // lives for the whole program (weights, KV), not one pass
     std::int64_t layer = -1;  // decoder layer, or -1
     format fmt{};
-    std::uint64_t rows = 0, cols = 0;  // weights: GGUF ne[1], ne[0]
+    std::uint64_t rows = 0, cols = 0;  // weights: GGUF ne[1] (times ne[2] for stacked experts), ne[0]
 };
 
 inline std::string layer_tensor_name(std::uint64_t layer, tensor_role r) {
@@ -58,20 +58,21 @@ inline std::vector<buffer_info> buffers(const plan& p) {
         const auto kind = p.model.layer_kind[l];
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
-            if (!role_present(s, role)) continue;
+            if (!role_present(s, p.model.layer(l), role)) continue;
             const auto e = role_extent(s, role);
             weight(layer_tensor_name(l, role), p.layer_tier(l), p.layer_offset[l] + p.role_offset[kind][r],
-                   p.model.layer(l)[role], e.rows, e.cols, layer_weight(role), static_cast<std::int64_t>(l));
+                   p.model.layer(l)[role], e.all_rows(), e.cols, layer_weight(role), static_cast<std::int64_t>(l));
         }
     }
-    const std::uint64_t kv_exact = checked_mul(checked_mul(p.lim.context, p.lim.batch), kv_row_bytes(p.model));
-    for (std::uint64_t l = 0; l < s.n_layer; ++l)
+    for (std::uint64_t l = 0; l < s.n_layer; ++l) {
+        if (p.kv_rows_of(l) == 0) continue;  // a layer without attention keeps no cache
+        const std::uint64_t kv_exact = checked_mul(p.kv_rows_of(l), kv_row_bytes(p.model));
         for (int which = 0; which < 2; ++which)
             out.push_back({std::string(which == 0 ? "cache_k." : "cache_v.") + std::to_string(l), buffer_kind::kv,
-                           tier::gpu, p.gpu.kv.offset + (2 * l + which) * p.kv_plane, kv_exact, p.kv_plane,
+                           tier::gpu, p.kv_plane_offset(l, which == 1), kv_exact, p.kv_plane_of(l),
                            g.first_op(op_kind::kv_append), g.first_op(op_kind::attention), true,
-                           static_cast<std::int64_t>(l), p.model.kv, checked_mul(p.lim.context, p.lim.batch),
-                           s.kv_dim()});
+                           static_cast<std::int64_t>(l), p.model.kv, p.kv_rows_of(l), s.kv_dim()});
+    }
     for (std::size_t i = 0; i < g.n_buffers; ++i)
         out.push_back({"act." + std::string(p.act[i].name), buffer_kind::activations, tier::gpu,
                        p.gpu.activations.offset + p.act_offset[i], p.act[i].bytes,

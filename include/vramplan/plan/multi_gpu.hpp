@@ -74,14 +74,15 @@ inline std::vector<device_share> plan_pipeline(const model_desc& m, const std::v
         s.first_layer = first;
         s.n_layers = layers[d];
         first += layers[d];
-        for (std::uint64_t l = s.first_layer; l < s.first_layer + s.n_layers; ++l)
+        for (std::uint64_t l = s.first_layer; l < s.first_layer + s.n_layers; ++l) {
             s.weights = checked_add(s.weights, p.block_stride[m.layer_kind[l]]);
+            s.kv = checked_add(s.kv, checked_mul(p.kv_plane_of(l), 2));
+        }
         if (d == 0) s.weights = checked_add(s.weights, align_up(token_embd_bytes(m), o.alignment));
         s.weights = checked_add(s.weights, align_up(rope_freqs_bytes(m), o.alignment));  // every layer rotates with it
         if (d + 1 == devices.size())
             s.weights = checked_add(s.weights, checked_add(align_up(output_bytes(m), o.alignment),
                                                            align_up(output_norm_bytes(m), o.alignment)));
-        s.kv = checked_mul(checked_mul(p.kv_plane, 2), s.n_layers);
         s.activations = p.gpu.activations.bytes;
         s.reserve = devices[d].reserve;
         s.capacity = devices[d].capacity;

@@ -59,8 +59,10 @@ struct plan {
     std::uint64_t token_embd_offset = 0, output_norm_offset = 0, output_offset = 0;  // token_embd within its tier
     std::uint64_t rope_freqs_offset = 0;  // GPU tier; meaningful when model.shape.rope_freqs
 
-    // KV cache (GPU tier): per layer K then V, each `kv_plane` bytes.
-    std::uint64_t kv_plane = 0;
+    // KV cache (GPU tier): per layer a K plane then a V plane of kv_plane[kind] bytes each (aligned),
+    // layer l's K plane at kv_offset[l] within the KV region. Sliding-window layers hold their ring.
+    std::array<std::uint64_t, max_block_kinds> kv_plane{};
+    std::array<std::uint64_t, max_layers> kv_offset{};
 
     // The forward pass this plan is for: the runtime executes these ops, and the activation
     // buffers below are its buffers, packed by lifetime (offsets within the activations region).
@@ -71,6 +73,17 @@ struct plan {
 
     std::uint64_t staging_slot = 0;  // each of the two staging slots
     tier_layout gpu{}, host{};
+
+    // Cache positions of each sequence in layer l (the context, a sliding window's ring, or none).
+    constexpr std::uint64_t kv_positions_of(std::uint64_t layer) const {
+        return kv_positions(model.shape, model.layer(layer).attention, lim.context, lim.ubatch);
+    }
+    constexpr std::uint64_t kv_rows_of(std::uint64_t layer) const { return checked_mul(kv_positions_of(layer), lim.batch); }
+    constexpr std::uint64_t kv_plane_of(std::uint64_t layer) const { return kv_plane[model.layer_kind[layer]]; }
+    // Offset of layer l's K (values = false) or V plane within the GPU tier.
+    constexpr std::uint64_t kv_plane_offset(std::uint64_t layer, bool values) const {
+        return gpu.kv.offset + kv_offset[layer] + (values ? kv_plane_of(layer) : 0);
+    }
 
     constexpr tier layer_tier(std::uint64_t layer) const {
         return layer + gpu_layers >= model.shape.n_layer ? tier::gpu : tier::host;
@@ -104,6 +117,21 @@ constexpr std::uint64_t layer_stride(const plan& p, std::uint64_t layer) {
     return p.block_stride[p.model.layer_kind[layer]];
 }
 
+// Each kind's K/V plane, and the layers' planes stacked in layer order: returns the KV bytes.
+constexpr std::uint64_t lay_out_kv(plan& p) {
+    for (std::uint32_t k = 0; k < p.model.n_kinds; ++k) {
+        const std::uint64_t positions =
+            kv_positions(p.model.shape, p.model.kinds[k].attention, p.lim.context, p.lim.ubatch);
+        p.kv_plane[k] = aligned(p, checked_mul(checked_mul(positions, p.lim.batch), kv_row_bytes(p.model)));
+    }
+    std::uint64_t at = 0;
+    for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {
+        p.kv_offset[l] = at;
+        at = checked_add(at, checked_mul(p.kv_plane_of(l), 2));
+    }
+    return at;
+}
+
 constexpr void lay_out_activations(plan& p) {
     p.act = graph_activations(p.graph, p.model.activations, p.lim);
     const std::size_t n = p.graph.n_buffers;
@@ -132,7 +160,7 @@ constexpr std::uint64_t staging_for(std::uint64_t max_streamed_stride, const tie
 
 constexpr tier_sizes fixed_sizes(const plan& p) {
     tier_sizes t;
-    const std::uint64_t kv = checked_mul(checked_mul(p.kv_plane, 2), p.model.shape.n_layer);
+    const std::uint64_t kv = p.gpu.kv.bytes;
     t.gpu_fixed =
         checked_add(checked_add(aligned(p, output_bytes(p.model)), aligned(p, output_norm_bytes(p.model))),
                     checked_add(checked_add(kv, p.gpu.activations.bytes), aligned(p, rope_freqs_bytes(p.model))));
@@ -207,7 +235,7 @@ constexpr void place_weights_and_tiers(plan& p) {
     p.staging_slot = p.gpu_layers == n ? 0 : staging_for(max_streamed, t) / 2;
 
     p.gpu.weights = {0, gpu_at};
-    p.gpu.kv = {gpu_at, checked_mul(checked_mul(p.kv_plane, 2), n)};
+    p.gpu.kv = {gpu_at, p.gpu.kv.bytes};
     const std::uint64_t act_bytes = p.gpu.activations.bytes;
     p.gpu.activations = {p.gpu.kv.end(), act_bytes};
     p.gpu.staging = {p.gpu.activations.end(), checked_mul(p.staging_slot, 2)};
@@ -238,7 +266,7 @@ constexpr plan plan_inference(const model_desc& model, const target_desc& target
     p.target = target;
     p.lim = lim;
     p.options = options;
-    p.kv_plane = detail::aligned(p, checked_mul(checked_mul(lim.context, lim.batch), kv_row_bytes(model)));
+    p.gpu.kv.bytes = detail::lay_out_kv(p);
     p.graph = decoder_graph(model.shape);
     detail::lay_out_blocks(p);
     detail::lay_out_activations(p);

@@ -90,8 +90,8 @@ public:
     }
     tensor_view kv(std::uint64_t layer, bool values) const {
         const auto& p = plan_;
-        const std::uint64_t rows = p.lim.context * p.lim.batch;
-        return {base(tier::gpu) + p.gpu.kv.offset + (2 * layer + (values ? 1 : 0)) * p.kv_plane,
+        const std::uint64_t rows = p.kv_rows_of(layer);
+        return {base(tier::gpu) + p.kv_plane_offset(layer, values),
                 rows * kv_row_bytes(p.model),
                 p.model.kv,
                 tier::gpu,

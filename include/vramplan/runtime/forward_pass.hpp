@@ -33,6 +33,12 @@ public:
         if (p.model.activations != format{format_id::f32})
             throw error("the forward pass keeps activations in f32; plan with f32 activations");
         check_rope_supported(p.model.shape);
+        for (std::uint32_t k = 0; k < p.model.n_kinds; ++k)
+            if (p.model.kinds[k].attention != attention_kind::full)
+                throw error("the forward pass runs layers that attend to the whole context; this model's " +
+                            std::string(attention_kind_name(p.model.kinds[k].attention)) +
+                            " layers (a window of " + std::to_string(p.model.shape.sliding_window) +
+                            " tokens) are planned but not run yet");
         for (std::size_t b = 0; b < g.n_buffers; ++b)
             buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
         // Resolve every op's kernel once (per layer kind for block ops), so a format the backend
@@ -124,6 +130,14 @@ private:
             case op_kind::attention:
                 k.attention = b.find_attention(kernels::to_kernel_format(p.model.kv, "the KV cache"), o.head_dim);
                 break;
+            case op_kind::geglu:
+            case op_kind::route:
+            case op_kind::expert_matmul:
+            case op_kind::expert_sum:
+            case op_kind::gate_scale:
+                throw error("the forward pass does not run " + std::string(op_name(o.kind)) + " ops yet (" +
+                            (o.kind == op_kind::geglu ? "Gemma's GELU feed-forward" : "a mixture of experts") +
+                            "); vramplan plans this model but cannot generate with it");
             default: break;
         }
         return k;
@@ -165,7 +179,8 @@ private:
             case op_kind::inputs: b.inputs(i32(o.out), i32(o.aux), pass_.tokens, pass_.positions); break;
             case op_kind::embed: b.embed(k.embed, w(), i32(o.in[0]), f32(o.out), rows, o.n); break;
             case op_kind::rms_norm:
-                b.rms_norm(input(o, 0), reinterpret_cast<const float*>(w()), f32(o.out), rows, o.n, o.eps);
+                b.rms_norm(input(o, 0), reinterpret_cast<const float*>(w()), f32(o.out), rows * (o.heads ? o.heads : 1),
+                           o.n, o.eps);
                 break;
             case op_kind::matmul: b.matmul(k.matmul, w(), input(o, 0), f32(o.out), o.n, o.k, rows); break;
             case op_kind::add_bias: b.add_bias(f32(o.out), reinterpret_cast<const float*>(w()), o.n, rows); break;
@@ -185,6 +200,11 @@ private:
             case op_kind::add: b.add(f32(o.out), input(o, 0), rows * o.n); break;
             case op_kind::swiglu: b.swiglu(f32(o.out), input(o, 0), rows * o.n); break;
             case op_kind::logits: result_ = b.logits(input(o, 0), rows * o.n); break;
+            case op_kind::geglu:
+            case op_kind::route:
+            case op_kind::expert_matmul:
+            case op_kind::expert_sum:
+            case op_kind::gate_scale: throw error("internal: an op refused at start-up ran");
             case op_kind::count: throw error("internal: op kind count is not an op");
         }
     }

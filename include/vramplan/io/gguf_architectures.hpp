@@ -1,0 +1,67 @@
+// The GGUF architectures vramplan describes, one row each: what a file's metadata cannot say
+// because llama.cpp fixes it per architecture (RoPE pairing, which norms exist, the local/global
+// layer pattern, whether experts are renormalized). Keys and tensors are read under the row's name.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vramplan/io/gguf_reader.hpp"
+
+namespace vramplan::io {
+
+enum class moe_layout : std::uint8_t { none, optional, required };
+
+struct gguf_architecture {
+    std::string_view name;
+    bool neox = false;        // RoPE pairs (i, i + head_dim/2)
+    bool qk_norm = false;     // attn_q_norm / attn_k_norm per head
+    bool post_norms = false;  // post_attention_norm / post_ffw_norm
+    bool gelu = false;        // GELU feed-forward gate
+    moe_layout moe = moe_layout::none;
+    bool expert_width_key = false;  // experts' width in expert_feed_forward_length (else feed_forward_length)
+    bool norm_topk_prob = true;     // the chosen experts' weights renormalized
+    bool slides = false;            // some layers use attention.sliding_window
+    std::uint64_t window_period = 0;   // with slides: every P-th layer is global (0: every layer slides)
+    std::uint64_t default_window = 0;  // with slides: when the key is absent (0: the key is required)
+};
+
+// Gemma 2 alternates local and global layers (layer 0 local), Gemma 3 has five local layers to
+// each global one; llama.cpp fixes both patterns per architecture, as here. Llama files with
+// experts are Mixtral's layout; Qwen2-MoE does not renormalize the chosen experts' weights.
+inline constexpr std::array<gguf_architecture, 7> gguf_architectures{{
+    {.name = "llama", .moe = moe_layout::optional},
+    {.name = "qwen2", .neox = true},
+    {.name = "qwen2moe",
+     .neox = true,
+     .moe = moe_layout::required,
+     .expert_width_key = true,
+     .norm_topk_prob = false},
+    {.name = "qwen3", .neox = true, .qk_norm = true},
+    {.name = "qwen3moe", .neox = true, .qk_norm = true, .moe = moe_layout::required, .expert_width_key = true},
+    {.name = "gemma2",
+     .neox = true,
+     .post_norms = true,
+     .gelu = true,
+     .slides = true,
+     .window_period = 2,
+     .default_window = 4096},
+    {.name = "gemma3", .neox = true, .qk_norm = true, .post_norms = true, .gelu = true, .slides = true, .window_period = 6},
+}};
+
+inline std::string known_architectures() {
+    std::string s;
+    for (const auto& a : gguf_architectures) s += (s.empty() ? "" : ", ") + std::string(a.name);
+    return s;
+}
+
+inline const gguf_architecture& find_architecture(const std::string& name, const gguf_file& g) {
+    for (const auto& a : gguf_architectures)
+        if (a.name == name) return a;
+    g.fail("architecture '" + name + "' is not supported; vramplan describes " + known_architectures() +
+           " (Llama 2/3, Mistral, Mixtral, TinyLlama, Qwen2/2.5, Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma 2 and 3)");
+}
+
+}  // namespace vramplan::io

@@ -1,0 +1,374 @@
+// Models whose layers differ: mixture of experts, sliding-window and local/global attention, q/k
+// norms and head_dim != n_embd / n_head. Expected values are derived here by hand from the
+// published config.json numbers and model cards, never from vramplan's own footprint code.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "vramplan/io/gguf_model.hpp"
+#include "vramplan/io/gguf_writer.hpp"
+#include "vramplan/io/hf_config.hpp"
+#include "vramplan/model/presets.hpp"
+#include "vramplan/plan/buffers.hpp"
+#include "vramplan/plan/plan.hpp"
+#include "vramplan/runtime/arena.hpp"
+#include "vramplan/runtime/cpu_backend.hpp"
+#include "vramplan/runtime/forward_pass.hpp"
+
+using namespace vramplan;
+
+namespace {
+
+using u64 = std::uint64_t;
+
+// One layer's parameters written out as a model card's config.json gives them: q, k, v, o; the
+// two pre-norms (plus q/k norms of head_dim and Gemma's two post-norms); then either a dense
+// SwiGLU of ff or a router over `experts` and the experts themselves (`used` of them active).
+struct layer_numbers {
+    u64 embd, heads, kv_heads, head_dim, ff;
+    bool qk_norm = false, post_norms = false;
+    u64 experts = 0, used = 0, expert_ff = 0;
+};
+u64 layer_params(const layer_numbers& n, bool active) {
+    const u64 attention = n.embd * n.heads * n.head_dim * 2 + n.embd * n.kv_heads * n.head_dim * 2;
+    u64 norms = 2 * n.embd + (n.qk_norm ? 2 * n.head_dim : 0) + (n.post_norms ? 2 * n.embd : 0);
+    if (n.experts == 0) return attention + norms + 3 * n.embd * n.ff;
+    const u64 router = n.experts * n.embd;
+    return attention + norms + router + (active ? n.used : n.experts) * 3 * n.embd * n.expert_ff;
+}
+u64 model_params(const layer_numbers& n, u64 layers, u64 vocab, bool tied, bool active = false) {
+    return layers * layer_params(n, active) + vocab * n.embd * (tied ? 1 : 2) + n.embd;
+}
+// The model card's figure: billions to the given decimals.
+double billions(u64 n, int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    return std::round(static_cast<double>(n) / 1e9 * scale) / scale;
+}
+
+}  // namespace
+
+TEST_CASE("parameter counts of MoE, local/global and q/k-norm models, by hand from config.json and model cards") {
+    using namespace presets;
+    // Qwen3-0.6B: "0.6B, 0.44B non-embedding"; tied embeddings.
+    const u64 qwen3_06b = model_params({1024, 16, 8, 128, 3072, true}, 28, 151936, true);
+    CHECK(qwen3_06b == 596'049'920);
+    CHECK(billions(qwen3_06b - 151936ull * 1024, 2) == 0.44);
+    CHECK(param_count(qwen3_06b_entry.shape) == qwen3_06b);
+    // Qwen3-8B: "8.2B, 6.95B non-embedding".
+    const u64 qwen3_8b = model_params({4096, 32, 8, 128, 12288, true}, 36, 151936, false);
+    CHECK(billions(qwen3_8b, 1) == 8.2);
+    CHECK(billions(qwen3_8b - 2 * 151936ull * 4096 - 4096, 2) == 6.95);
+    CHECK(param_count(qwen3_8b_entry.shape) == qwen3_8b);
+    // Qwen3-30B-A3B: "30.5B total, 3.3B activated, 29.9B non-embedding": 128 experts of 768, 8 used.
+    const layer_numbers a3b{2048, 32, 4, 128, 6144, true, false, 128, 8, 768};
+    const u64 qwen3_moe = model_params(a3b, 48, 151936, false);
+    CHECK(billions(qwen3_moe, 1) == 30.5);
+    CHECK(billions(qwen3_moe - 2 * 151936ull * 2048 - 2048, 1) == 29.9);
+    // 3,353,032,704 active: the card writes 3.3B, cutting the second decimal rather than rounding it.
+    CHECK(model_params(a3b, 48, 151936, false, true) == 3'353'032'704);
+    CHECK(param_count(qwen3_30b_a3b_entry.shape) == qwen3_moe);
+    CHECK(active_param_count(qwen3_30b_a3b_entry.shape) == model_params(a3b, 48, 151936, false, true));
+    // Mixtral-8x7B: "46.7B total, 12.9B active per token": 8 experts of 14336, 2 used.
+    const layer_numbers mix{4096, 32, 8, 128, 14336, false, false, 8, 2, 14336};
+    CHECK(billions(model_params(mix, 32, 32000, false), 1) == 46.7);
+    CHECK(billions(model_params(mix, 32, 32000, false, true), 1) == 12.9);
+    CHECK(param_count(mixtral_8x7b_entry.shape) == model_params(mix, 32, 32000, false));
+    CHECK(active_param_count(mixtral_8x7b_entry.shape) == model_params(mix, 32, 32000, false, true));
+    // Gemma-2-9B: 9,241,705,984 (the checkpoint's count); head_dim 256 with 16 heads of a 3584 width.
+    const u64 gemma2 = model_params({3584, 16, 8, 256, 14336, false, true}, 42, 256000, true);
+    CHECK(gemma2 == 9'241'705'984);
+    CHECK(param_count(gemma2_9b_entry.shape) == gemma2);
+    // Gemma-3-4B's language model: the technical report's 3,209M non-embedding parameters.
+    const u64 gemma3 = model_params({2560, 8, 4, 256, 10240, true, true}, 34, 262208, true);
+    CHECK(std::round(static_cast<double>(gemma3 - 262208ull * 2560 - 2560) / 1e6) == 3209);
+    CHECK(param_count(gemma3_4b_entry.shape) == gemma3);
+    // Dense models: the active count is the count.
+    CHECK(active_param_count(llama3_8b_entry.shape) == param_count(llama3_8b_entry.shape));
+    for (const auto& e : catalog) {
+        CAPTURE(e.name);
+        CHECK(param_count(e.shape) == e.published_params);
+    }
+}
+
+TEST_CASE("KV cache of sliding-window layers: a ring of window + micro-batch - 1 positions, by hand") {
+    using namespace presets;
+    const limits lim{.context = 8192, .ubatch = 512};
+    const target_desc big{"big", 1ull << 40, 0};
+    // Gemma-2-9B: 21 global layers hold 8192 positions, 21 local ones 4096 + 512 - 1 = 4607; a row
+    // is 8 KV heads x 256 x 2 bytes (f16).
+    const plan g2 = plan_inference(describe(gemma2_9b_entry, uniform_policy(format{format_id::q8_0})), big, lim);
+    CHECK(g2.gpu.kv.bytes == (21ull * 8192 + 21ull * 4607) * 8 * 256 * 2 * 2);
+    CHECK(g2.model.n_kinds == 2);  // local and global layers: two kinds for 42 layers
+    CHECK(g2.kv_positions_of(0) == 4607);
+    CHECK(g2.kv_positions_of(1) == 8192);
+    // Gemma-3-4B: layers 5, 11, 17, 23, 29 are global (every sixth), 29 local of 1024 + 511.
+    const plan g3 = plan_inference(describe(gemma3_4b_entry, uniform_policy(format{format_id::q8_0})), big, lim);
+    CHECK(g3.gpu.kv.bytes == (5ull * 8192 + 29ull * 1535) * 4 * 256 * 2 * 2);
+    for (u64 l : {5, 11, 17, 23, 29}) CHECK(g3.kv_positions_of(l) == 8192);
+    CHECK(g3.kv_positions_of(4) == 1535);
+    CHECK(g3.kv_positions_of(33) == 1535);
+    // The buffers list names each layer's planes at its own size, without overlaps.
+    const auto all = buffers(g3);
+    const buffer_info* k5 = find_buffer(all, "cache_k.5");
+    const buffer_info* k6 = find_buffer(all, "cache_k.6");
+    REQUIRE(k5);
+    REQUIRE(k6);
+    CHECK(k5->bytes == 8192ull * 4 * 256 * 2);
+    CHECK(k6->bytes == 1535ull * 4 * 256 * 2);
+    CHECK(k6->offset == k5->offset + 2 * k5->reserved);
+    // Phi-3-mini: every layer slides over 2047 positions: 2047 + 511 at a 512-token micro-batch, the
+    // context itself when it is shorter than the ring.
+    const model_desc phi3 = describe(phi3_mini_entry, uniform_policy(format{format_id::f16}));
+    CHECK(plan_inference(phi3, big, {.context = 4096, .ubatch = 512}).gpu.kv.bytes == 32ull * 2558 * 3072 * 2 * 2);
+    CHECK(plan_inference(phi3, big, {.context = 2000, .ubatch = 512}).gpu.kv.bytes == 32ull * 2000 * 3072 * 2 * 2);
+    CHECK(plan_inference(phi3, big, {.context = 4096, .ubatch = 1}).gpu.kv.bytes == 32ull * 2047 * 3072 * 2 * 2);
+    // A longer context costs only the global layers more.
+    CHECK(kv_bytes_per_token(g3.model) == 5ull * 4 * 256 * 2 * 2);
+    CHECK(kv_cache_bytes(g3.model, 8192, 1, 512) == g3.gpu.kv.bytes);
+}
+
+TEST_CASE("MoE activations: router logits and the routed rows are planned buffers of the graph") {
+    using namespace presets;
+    const limits lim{.context = 4096, .ubatch = 512};
+    const plan p = plan_inference(describe(qwen3_30b_a3b_entry, uniform_policy(format{format_id::q4_k})),
+                                  target_desc{"big", 1ull << 40, 0}, lim);
+    auto act = [&](std::string_view name) -> u64 {
+        for (std::size_t i = 0; i < p.graph.n_buffers; ++i)
+            if (p.act[i].name == name) return p.act[i].bytes;
+        FAIL("no activation buffer " << name);
+        return 0;
+    };
+    CHECK(act("router_logits") == 512ull * 128 * 4);       // tokens x experts, f32
+    CHECK(act("expert_ids") == 512ull * 8 * 4);            // the 8 chosen per token, i32
+    CHECK(act("expert_weights") == 512ull * 8 * 4);        // and their weights
+    CHECK(act("expert_gate") == 512ull * 8 * 768 * 4);     // routed rows: tokens x 8 x expert width
+    CHECK(act("expert_out") == 512ull * 8 * 2048 * 4);     // back to the model width
+    // Qwen3's q/k norms run per head on q and k in place, before RoPE.
+    const forward_graph& g = p.graph;
+    const auto qn = g.weight_step(layer_weight(tensor_role::attn_q_norm));
+    CHECK(g.ops[qn].heads == 32);
+    CHECK(g.ops[qn].n == 128);
+    CHECK(qn < g.first_op(op_kind::rope));
+    // Weights: each layer's experts are one 3-D tensor per projection.
+    const auto all = buffers(p);
+    const buffer_info* gate = find_buffer(all, "blk.7.ffn_gate_exps.weight");
+    REQUIRE(gate);
+    CHECK(gate->bytes == 128ull * 768 * 2048 / 256 * 144);  // Q4_K: 144 bytes per 256 values
+    const buffer_info* router = find_buffer(all, "blk.7.ffn_gate_inp.weight");
+    REQUIRE(router);
+    CHECK(router->fmt == format{format_id::f32});  // llama.cpp's quantizer keeps the router f32
+    CHECK(find_buffer(all, "blk.7.ffn_gate.weight") == nullptr);
+}
+
+TEST_CASE("the real stories260K MoE file: every tensor planned, its bytes exactly the file's") {
+    const std::string path = VRAMPLAN_SHARED_DIR "/models/stories260K-moe-f32.gguf";
+    if (!std::filesystem::exists(path)) {
+        MESSAGE("skipped: " << path << " is absent");
+        return;
+    }
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "stories260K-moe");
+    CHECK(m.shape.n_expert == 4);
+    CHECK(m.shape.n_expert_used == 2);
+    CHECK(m.shape.n_ff_expert == 192);
+    CHECK(m.n_kinds == 1);
+    // The models README: 3,464,960 bytes of tensor data, 2,949,120 of them experts.
+    CHECK(weight_bytes(m) == 3'464'960);
+    u64 file_bytes = 0, expert_bytes = 0;
+    for (const auto& t : file.tensors()) file_bytes += t.bytes;
+    CHECK(file_bytes == 3'464'960);
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 256, .ubatch = 8},
+                                  {.alignment = 32});
+    for (const auto& b : buffers(p))
+        if (b.name.find("_exps.") != std::string::npos) expert_bytes += b.bytes;
+    CHECK(expert_bytes == 2'949'120);
+    // 32-byte alignment (GGUF's) pads nothing here: the plan's weights are the file's tensor data.
+    CHECK(p.gpu.weights.bytes == 3'464'960);
+    // Planned, not yet run: the forward pass says so at start-up rather than producing wrong text.
+    runtime::cpu_backend backend;
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{a},
+                         doctest::Contains("does not run route ops yet (a mixture of experts)"), error);
+}
+
+namespace {
+
+// A small MoE GGUF in Mixtral's layout (llama with experts), tensors zero-filled: the planner reads
+// shapes and formats only. `tweak` edits the metadata or the shapes to make it malformed.
+struct moe_file {
+    u64 layers = 2, embd = 64, heads = 4, kv_heads = 2, ff = 96, experts = 4, used = 2, vocab = 32;
+    u64 gate_exps_planes = 0;  // 0: experts
+    bool per_layer_heads = false;
+    u64 per_layer_heads_count = 2;
+    std::string arch = "llama";
+    u64 window = ~0ull;  // written as {arch}.attention.sliding_window unless ~0
+    void write(const std::string& path) const {
+        io::gguf_writer w;
+        const std::string a = arch + ".";
+        w.set_string("general.architecture", arch)
+            .set_u32(a + "block_count", static_cast<std::uint32_t>(layers))
+            .set_u32(a + "embedding_length", static_cast<std::uint32_t>(embd))
+            .set_u32(a + "feed_forward_length", static_cast<std::uint32_t>(ff))
+            .set_u32(a + "attention.head_count", static_cast<std::uint32_t>(heads));
+        if (experts)
+            w.set_u32(a + "expert_count", static_cast<std::uint32_t>(experts))
+                .set_u32(a + "expert_used_count", static_cast<std::uint32_t>(used));
+        if (per_layer_heads)
+            w.set_i32s(a + "attention.head_count_kv",
+                       std::vector<std::int32_t>(per_layer_heads_count, static_cast<std::int32_t>(kv_heads)));
+        else
+            w.set_u32(a + "attention.head_count_kv", static_cast<std::uint32_t>(kv_heads));
+        if (window != ~0ull) w.set_u32(a + "attention.sliding_window", static_cast<std::uint32_t>(window));
+        const format f32{format_id::f32};
+        auto tensor = [&](const std::string& name, std::vector<u64> dims) {
+            u64 n = 1;
+            for (auto d : dims) n *= d;
+            const std::vector<float> zeros(n);
+            w.add_tensor(name, dims, f32, zeros.data(), n * 4);
+        };
+        tensor("token_embd.weight", {embd, vocab});
+        tensor("output_norm.weight", {embd});
+        tensor("output.weight", {embd, vocab});
+        const u64 hd = embd / heads;
+        for (u64 l = 0; l < layers; ++l) {
+            const std::string p = "blk." + std::to_string(l) + ".";
+            tensor(p + "attn_norm.weight", {embd});
+            tensor(p + "attn_q.weight", {embd, heads * hd});
+            tensor(p + "attn_k.weight", {embd, kv_heads * hd});
+            tensor(p + "attn_v.weight", {embd, kv_heads * hd});
+            tensor(p + "attn_output.weight", {heads * hd, embd});
+            tensor(p + "ffn_norm.weight", {embd});
+            if (experts == 0) {
+                tensor(p + "ffn_gate.weight", {embd, ff});
+                tensor(p + "ffn_up.weight", {embd, ff});
+                tensor(p + "ffn_down.weight", {ff, embd});
+                continue;
+            }
+            tensor(p + "ffn_gate_inp.weight", {embd, experts});
+            tensor(p + "ffn_gate_exps.weight", {embd, ff, gate_exps_planes ? gate_exps_planes : experts});
+            tensor(p + "ffn_up_exps.weight", {embd, ff, experts});
+            tensor(p + "ffn_down_exps.weight", {ff, embd, experts});
+        }
+        w.write(path);
+    }
+};
+
+std::string temp_path(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+}  // namespace
+
+TEST_CASE("a Mixtral-layout GGUF written here plans its exact tensor bytes") {
+    const std::string path = temp_path("vramplan_moe_layout.gguf");
+    moe_file{}.write(path);
+    const model_desc m = io::describe(io::gguf_file::open(path));
+    std::filesystem::remove(path);
+    // Per layer, f32: norms 2 x 64, q 64 x 64, k and v 64 x 32, o 64 x 64, router 4 x 64, experts
+    // 3 x 4 x 96 x 64; globals: embedding and head 32 x 64, output norm 64.
+    const u64 layer = (2 * 64 + 64 * 64 * 2 + 64 * 32 * 2 + 4 * 64 + 3 * 4 * 96 * 64) * 4;
+    CHECK(weight_bytes(m) == 2 * layer + (2 * 32 * 64 + 64) * 4);
+    CHECK(param_count(m.shape) == 2 * layer / 4 + 2 * 32 * 64 + 64);
+    CHECK(active_param_count(m.shape) == 2 * (layer / 4 - 2 * 3 * 96 * 64) + 2 * 32 * 64 + 64);
+    CHECK(m.shape.n_ff_expert == 96);  // Mixtral's experts are feed_forward_length wide
+}
+
+TEST_CASE("malformed MoE and window metadata is an error naming the key") {
+    const std::string path = temp_path("vramplan_moe_bad.gguf");
+    auto refused = [&](const moe_file& f) -> std::string {
+        f.write(path);
+        try {
+            (void)io::describe(io::gguf_file::open(path));
+        } catch (const error& e) {
+            std::filesystem::remove(path);
+            return e.what();
+        }
+        std::filesystem::remove(path);
+        return "accepted";
+    };
+    moe_file too_many;
+    too_many.used = 5;
+    CHECK(refused(too_many).find("'llama.expert_used_count' is 5; it must be between 1 and expert_count (4)") !=
+          std::string::npos);
+    moe_file bad_array;
+    bad_array.per_layer_heads = true;
+    bad_array.per_layer_heads_count = 3;
+    CHECK(refused(bad_array).find("'llama.attention.head_count_kv' has 3 values, but the model has 2 layers") !=
+          std::string::npos);
+    moe_file good_array;
+    good_array.per_layer_heads = true;
+    CHECK(refused(good_array) == "accepted");  // one value per layer, all equal
+    moe_file wrong_planes;
+    wrong_planes.gate_exps_planes = 3;
+    CHECK(refused(wrong_planes).find("tensor 'blk.0.ffn_gate_exps.weight' has shape [64, 96, 3], but the metadata "
+                                     "implies [64, 96, 4]") != std::string::npos);
+    moe_file zero_window;
+    zero_window.arch = "gemma2";
+    zero_window.experts = 0;
+    zero_window.window = 0;
+    CHECK(refused(zero_window).find("'gemma2.attention.sliding_window' is 0") != std::string::npos);
+    moe_file no_experts_arch;
+    no_experts_arch.arch = "qwen3";
+    CHECK(refused(no_experts_arch).find("qwen3 models have no experts") != std::string::npos);
+}
+
+namespace {
+std::string write_config(const std::string& name, const std::string& json) {
+    const std::string path = temp_path(name);
+    std::ofstream(path) << json;
+    return path;
+}
+}  // namespace
+
+TEST_CASE("config.json of qwen3_moe, mixtral, gemma2 and gemma3 (text_config) read as the presets") {
+    using namespace presets;
+    // Qwen3-30B-A3B's config.json, the fields that shape it.
+    const std::string qwen = write_config("vramplan_qwen3_moe.json", R"({
+        "model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 2048, "num_hidden_layers": 48,
+        "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144,
+        "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true,
+        "decoder_sparse_step": 1, "mlp_only_layers": [], "tie_word_embeddings": false,
+        "rope_theta": 1000000.0, "rms_norm_eps": 1e-06, "max_position_embeddings": 40960})");
+    CHECK(io::shape_from_config(qwen) == qwen3_30b_a3b_entry.shape);
+    const std::string mixtral = write_config("vramplan_mixtral.json", R"({
+        "model_type": "mixtral", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+        "num_local_experts": 8, "num_experts_per_tok": 2, "sliding_window": null,
+        "rope_theta": 1000000.0, "rms_norm_eps": 1e-05, "max_position_embeddings": 32768})");
+    CHECK(io::shape_from_config(mixtral) == mixtral_8x7b_entry.shape);
+    const std::string gemma2 = write_config("vramplan_gemma2.json", R"({
+        "model_type": "gemma2", "vocab_size": 256000, "hidden_size": 3584, "num_hidden_layers": 42,
+        "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "intermediate_size": 14336,
+        "sliding_window": 4096, "query_pre_attn_scalar": 256, "rope_theta": 10000.0, "rms_norm_eps": 1e-06,
+        "max_position_embeddings": 8192})");
+    CHECK(io::shape_from_config(gemma2) == gemma2_9b_entry.shape);
+    // Gemma 3's multimodal config nests the language model; the vision tower is named as left out.
+    const std::string gemma3 = write_config("vramplan_gemma3.json", R"({
+        "model_type": "gemma3", "vision_config": {"hidden_size": 1152},
+        "text_config": {"model_type": "gemma3_text", "vocab_size": 262208, "hidden_size": 2560,
+        "num_hidden_layers": 34, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+        "intermediate_size": 10240, "sliding_window": 1024, "sliding_window_pattern": 6,
+        "rope_theta": 1000000.0, "rms_norm_eps": 1e-06, "max_position_embeddings": 131072}})");
+    const io::config_description d = io::describe_config(gemma3);
+    CHECK(d.shape == gemma3_4b_entry.shape);
+    REQUIRE(d.notes.size() == 1);
+    CHECK(d.notes[0].find("vision tower") != std::string::npos);
+    // Errors name the key, with its place in the file.
+    const std::string bad = write_config("vramplan_gemma3_bad.json", R"({
+        "model_type": "gemma3", "text_config": {"vocab_size": 262208, "hidden_size": 2560,
+        "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+        "intermediate_size": 10240, "sliding_window": 1024, "sliding_window_pattern": 2,
+        "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"]}})");
+    CHECK_THROWS_WITH_AS(io::shape_from_config(bad), doctest::Contains("'text_config.layer_types' does not follow"),
+                         error);
+    const std::string too_many = write_config("vramplan_qwen3_moe_bad.json", R"({
+        "model_type": "qwen3_moe", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "intermediate_size": 96, "moe_intermediate_size": 32, "num_experts": 4,
+        "num_experts_per_tok": 6})");
+    CHECK_THROWS_WITH_AS(io::shape_from_config(too_many), doctest::Contains("expert_used_count 6, expert_count 4"),
+                         error);
+    for (const auto& p : {qwen, mixtral, gemma2, gemma3, bad, too_many}) std::filesystem::remove(p);
+}
