@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -19,6 +20,7 @@
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
 #include "vramplan/runtime/forward_pass.hpp"
+#include "vramplan/runtime/model_loader.hpp"
 
 using namespace vramplan;
 
@@ -371,4 +373,59 @@ TEST_CASE("config.json of qwen3_moe, mixtral, gemma2 and gemma3 (text_config) re
     CHECK_THROWS_WITH_AS(io::shape_from_config(too_many), doctest::Contains("expert_used_count 6, expert_count 4"),
                          error);
     for (const auto& p : {qwen, mixtral, gemma2, gemma3, bad, too_many}) std::filesystem::remove(p);
+}
+
+TEST_CASE("experts in the host tier: the first N MoE layers' experts move, the rest of each layer stays, by hand") {
+    const std::string path = VRAMPLAN_SHARED_DIR "/models/stories260K-moe-f32.gguf";
+    if (!std::filesystem::exists(path)) {
+        MESSAGE("skipped: " << path << " is absent");
+        return;
+    }
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "stories260K-moe");
+    // A layer's slot (f32, 32-byte aligned): norms 2 x 256, q and o 16,384 each, k and v 8,192 each,
+    // router 1,024, then its experts: 3 x 4 x 192 x 64 x 4 = 589,824 bytes.
+    constexpr u64 experts = 589'824, rest = 256 * 2 + 16'384 * 2 + 8'192 * 2 + 1'024;
+    const limits lim{.context = 256, .ubatch = 8};
+    target_desc t{"cpu", 1ull << 30, 0};
+    t.memory_bandwidth = 1'000'000'000;
+    t.host_bandwidth = 500'000'000;
+    const plan p0 = plan_inference(m, t, lim, {.alignment = 32});
+    const plan p2 = plan_inference(m, t, lim, {.alignment = 32, .host_expert_layers = 2});
+    CHECK(p2.host_expert_layer_count() == 2);
+    CHECK(p2.gpu.weights.bytes == 3'464'960 - 2 * experts);
+    CHECK(p2.host.weights.bytes == 2 * experts);
+    CHECK(p2.needed() == p0.needed() - 2 * experts);
+    const auto all = buffers(p2);
+    const buffer_info* up1 = find_buffer(all, "blk.1.ffn_up_exps.weight");
+    REQUIRE(up1);
+    CHECK(up1->where == tier::host);
+    CHECK(up1->offset == experts + 4 * 192 * 64 * 4);  // after layer 0's experts and layer 1's gate
+    CHECK(find_buffer(all, "blk.2.ffn_up_exps.weight")->where == tier::gpu);
+    CHECK(find_buffer(all, "blk.1.ffn_gate_inp.weight")->where == tier::gpu);  // the router stays
+    // Decode reads 2 of 4 experts per layer: 294,912 bytes, from host memory for layers 0 and 1.
+    const decode_estimate e = estimate_decode(p2);
+    const u64 kv = 5 * 2 * 256 * 4 * 8 * 2;  // 5 layers, K and V, 256 positions of 4 heads x 8, f16
+    CHECK(e.host_bytes == 2 * experts / 2);
+    CHECK(e.device_bytes == (131'072 + 256) + 5 * rest + 3 * experts / 2 + kv);  // head and output norm first
+    CHECK(e.seconds() == doctest::Approx(static_cast<double>(e.device_bytes) / 1e9 + 589'824.0 / 5e8));
+    // Auto-fit moves the fewest layers' experts that make the plan fit, before offloading layers.
+    const target_desc tight{"tight", p0.needed() - 2 * experts, 0};
+    const plan fit = plan_auto_offload(m, tight, lim, {.alignment = 32});
+    CHECK(fit.fits());
+    CHECK(fit.gpu_layers == 5);
+    CHECK(fit.host_expert_layer_count() == 2);
+    const target_desc tighter{"tighter", p0.needed() - 2 * experts - 1, 0};
+    CHECK(plan_auto_offload(m, tighter, lim, {.alignment = 32}).host_expert_layer_count() == 3);
+    // The loader puts each expert tensor in its tier: the host copy holds the file's bytes.
+    runtime::cpu_backend backend;
+    runtime::arena<runtime::cpu_backend> a(p2, backend);
+    runtime::load_weights(file, a);
+    const io::gguf_tensor_info* info = file.find_tensor("blk.1.ffn_up_exps.weight");
+    std::vector<std::byte> want(info->bytes);
+    file.read_tensor(*info, want.data());
+    const auto view = a.view("blk.1.ffn_up_exps.weight");
+    CHECK(view.where == tier::host);
+    CHECK(view.data == a.base(tier::host) + up1->offset);
+    CHECK(std::memcmp(view.data, want.data(), want.size()) == 0);
 }

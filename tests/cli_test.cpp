@@ -632,3 +632,49 @@ TEST_CASE("a laptop part: its own memory size, and no speed predicted from bandw
     CHECK(r.out.find("decode speed not predicted: this GPU's bandwidths are not known") != std::string::npos);
     CHECK(r.out.find("0.0x") == std::string::npos);
 }
+
+TEST_CASE("MoE and sliding-window models: --host-experts, active parameters and each layer's cache") {
+    // Qwen3-30B-A3B in Q4_K at 8192 tokens does not fit an 8 GiB RTX 4060 with its experts on the GPU.
+    const auto whole = run_json("plan -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192", 1);
+    CHECK(whole["active_params"] == 3'353'032'704ull);  // attention, router, 8 of 128 experts, embeddings
+    CHECK(whole["experts"]["count"] == 128);
+    CHECK(whole["experts"]["used_per_token"] == 8);
+    CHECK(whole["host_expert_layers"] == 0);
+    // Automatic fit moves experts first: every layer stays on the GPU, 30 layers' experts go to the host.
+    CHECK(whole["auto_gpu_layers"] == 48);
+    CHECK(whole["auto_host_expert_layers"] == 30);
+    const auto moved = run_json("plan -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192 --host-experts 30", 0);
+    CHECK(moved["host_expert_layers"] == 30);
+    CHECK(moved["gpu_layers"] == 48);
+    // Each layer's experts: 3 tensors of 128 x 768 x 2048 Q4_K values (144 bytes per 256).
+    const std::uint64_t layer_experts = 3ull * 128 * 768 * 2048 / 256 * 144;
+    CHECK(moved["tiers"]["host"]["used_bytes"] == 30 * layer_experts);
+    CHECK(whole["needed_bytes"].get<std::uint64_t>() - moved["needed_bytes"].get<std::uint64_t>() ==
+          30 * layer_experts);
+    // Reading them costs host memory bandwidth: 8 of 128 experts of 30 layers per token.
+    CHECK(moved["decode"]["host_bytes_per_token"] == 30 * layer_experts / 16);
+    const auto all = run_json("plan -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192 --host-experts all", 0);
+    CHECK(all["host_expert_layers"] == 48);
+    const auto text = run("plan -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192 --host-experts 30");
+    CHECK(text.out.find("30 of 48 layers keep theirs in the host tier (computed by the CPU)") != std::string::npos);
+    CHECK(text.out.find("blk.0..29 experts (30 layers)") != std::string::npos);
+    const auto advice = run("advise -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192");
+    CHECK(advice.out.find("keep the experts of 30 of 48 MoE layers in host memory (--host-experts 30)") !=
+          std::string::npos);
+    // Refusals name what to change.
+    const auto dense = run("plan -m llama-3-8b -g rtx-4060-8gb --host-experts 2");
+    CHECK(dense.rc == 2);
+    CHECK(dense.out.find("has no experts") != std::string::npos);
+    const auto many = run("plan -m qwen3-30b-a3b -g rtx-4060-8gb --host-experts 49");
+    CHECK(many.rc == 2);
+    CHECK(many.out.find("--host-experts 49 exceeds the model's 48 layers with experts") != std::string::npos);
+    // Gemma-3-4B: layers 5, 11, ... are global; the others hold 1024 + 512 - 1 positions.
+    const auto g = run_json("plan -m gemma-3-4b -g rtx-4090 --ctx 32768", 0);
+    CHECK(g["sliding_window"] == 1024);
+    CHECK(g["layer_kinds"].size() == 34);
+    CHECK(g["layer_kinds"][5]["attention"] == "full");
+    CHECK(g["layer_kinds"][5]["kv_positions"] == 32768);
+    CHECK(g["layer_kinds"][0]["attention"] == "sliding");
+    CHECK(g["layer_kinds"][0]["kv_positions"] == 1535);
+    CHECK(g["kv_bytes"] == (5ull * 32768 + 29ull * 1535) * 4 * 256 * 2 * 2);
+}

@@ -21,7 +21,8 @@ using namespace vramplan;
 namespace {
 
 struct plan_args {
-    std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit, split;
+    std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit, split,
+        host_experts, host_bandwidth;
     std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1, nodes = 1;
     bool json = false;
 };
@@ -46,6 +47,10 @@ void add_plan_options(CLI::App* c, plan_args& a) {
     c->add_option("--gpu-layers", a.gpu_layers, "layers kept on the GPU: a number, all, or auto")
         ->capture_default_str();
     c->add_option("--host-ram", a.host_ram, "pinned host memory available for offloaded layers");
+    c->add_option("--host-experts", a.host_experts,
+                  "keep the routed experts of the first N MoE layers (or all) in host memory, computed by the CPU");
+    c->add_option("--host-bandwidth", a.host_bandwidth,
+                  "host memory bandwidth for experts in host memory, e.g. 60GB (per second; default 60GB)");
     c->add_option("--reserve", a.reserve, "override the GPU's runtime reserve (CUDA context, workspaces)");
     c->add_option("--split", a.split,
                   "with --gpu A,B,...: each GPU's share of the layers, e.g. 3,1 (default: their budgets)");
@@ -114,6 +119,29 @@ inputs resolve(const plan_args& a) {
                         std::to_string(in.model.desc.shape.n_layer) + " layers");
     }
     if (!a.host_ram.empty()) in.opt.host_capacity = cli::parse_size(a.host_ram);
+    if (!a.host_experts.empty()) {
+        const std::uint64_t moe = moe_layer_count(in.model.desc);
+        if (moe == 0)
+            throw error("--host-experts: " + in.model.name + " has no experts (it is not a mixture-of-experts model)");
+        if (a.host_experts == "all") {
+            in.opt.host_expert_layers = moe;
+        } else {
+            if (a.host_experts.size() > 6 || a.host_experts.find_first_not_of("0123456789") != std::string::npos)
+                throw error("--host-experts takes a number of MoE layers or 'all', not '" + a.host_experts + "'");
+            in.opt.host_expert_layers = std::stoull(a.host_experts);
+            if (in.opt.host_expert_layers > moe)
+                throw error("--host-experts " + a.host_experts + " exceeds the model's " + std::to_string(moe) +
+                            " layers with experts");
+        }
+    }
+    if (!a.host_bandwidth.empty()) {
+        std::string b = a.host_bandwidth;
+        if (b.size() > 2 && b.ends_with("/s")) b.resize(b.size() - 2);
+        const std::uint64_t bw = cli::parse_size(b);
+        if (bw == 0) throw error("--host-bandwidth must be more than 0 bytes per second");
+        for (auto& d : in.devices) d.host_bandwidth = bw;
+        in.gpu.host_bandwidth = bw;
+    }
     return in;
 }
 

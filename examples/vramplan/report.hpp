@@ -42,6 +42,7 @@ struct plan_summary {
     std::optional<targets::local_gpu> local;  // the GPU is this machine's: as the driver reports it now
     std::uint64_t max_ctx = 0;
     std::uint64_t auto_layers = 0;  // no_layers_fit when even full offload does not fit
+    std::uint64_t auto_host_experts = 0;  // MoE layers whose experts the automatic fit keeps in the host tier
     decode_estimate decode{};
     std::vector<advice_item> advice;
 };
@@ -74,14 +75,28 @@ inline void print_local_shortfall(const targets::local_gpu& g, const plan& p) {
                    human(g.total_bytes));
 }
 
+// "24 sliding (window 1024) and 10 full-attention layers", or empty when every layer attends fully.
+inline std::string attention_layers(const plan& p) {
+    std::uint64_t sliding = 0;
+    for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) sliding += p.model.layer(l).attention == attention_kind::sliding;
+    if (sliding == 0) return {};
+    const std::uint64_t full = p.model.shape.n_layer - sliding;
+    return fmt::format("{} sliding-window layers ({} positions, a cache ring of {} at this micro-batch){}", sliding,
+                       p.model.shape.sliding_window,
+                       kv_positions(p.model.shape, attention_kind::sliding, p.lim.context, p.lim.ubatch),
+                       full ? fmt::format(" and {} full-attention layers", full) : std::string());
+}
+
+
 inline plan_summary summarize(const model_desc& m, const target_desc& t, const limits& lim, plan_options o,
                               bool auto_layers) {
     plan_summary s;
     s.p = auto_layers ? plan_auto_offload(m, t, lim, o) : plan_inference(m, t, lim, o);
-    s.max_ctx = max_context(m, t, lim, o);
-    plan_options all = o;
-    all.gpu_layers = all_gpu_layers;
-    s.auto_layers = t.unified ? m.shape.n_layer : auto_gpu_layers(plan_inference(m, t, lim, all));
+    s.max_ctx = max_context(m, t, lim, s.p.options);
+    // What the automatic fit chooses: experts to the host first, then layers.
+    const plan fit = plan_auto_offload(m, t, lim, o);
+    s.auto_layers = t.unified ? m.shape.n_layer : fit.fits() ? fit.gpu_layers : no_layers_fit;
+    s.auto_host_experts = fit.fits() ? fit.host_expert_layer_count() : 0;
     s.decode = estimate_decode(s.p);
     s.advice = advise(m, t, lim, o);
     return s;
@@ -109,8 +124,18 @@ inline std::string composition_bar(const plan& p) {
 inline void print_plan(const plan_summary& s) {
     const plan& p = s.p;
     const auto& sh = p.model.shape;
-    fmt::print("model   {}: {} parameters, {} layers, {} heads ({} KV), head_dim {}\n", p.model.name,
-               with_separators(param_count(sh)), sh.n_layer, sh.n_head, sh.n_head_kv, sh.head_dim);
+    fmt::print("model   {}: {} parameters{}, {} layers, {} heads ({} KV), head_dim {}\n", p.model.name,
+               with_separators(param_count(sh)),
+               sh.n_expert ? fmt::format(" ({} active per token)", with_separators(active_param_count(sh)))
+                           : std::string(),
+               sh.n_layer, sh.n_head, sh.n_head_kv, sh.head_dim);
+    if (sh.n_expert)
+        fmt::print("experts {} per layer of width {}, {} used per token{}; {} of {} layers keep theirs in the host tier{}\n",
+                   sh.n_expert, sh.n_ff_expert, sh.n_expert_used,
+                   sh.n_ff_shared ? fmt::format(", and a shared expert of width {}", sh.n_ff_shared) : std::string(),
+                   p.host_expert_layer_count(), sh.n_layer,
+                   p.host_expert_layer_count() ? " (computed by the CPU)" : "");
+    if (const std::string a = attention_layers(p); !a.empty()) fmt::print("layers  {}\n", a);
     fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity),
                human(p.target.reserve), human(p.target.budget()));
     if (s.local) print_local_gpu(*s.local, p);
@@ -130,19 +155,26 @@ inline void print_plan(const plan_summary& s) {
     for (tier t : {tier::gpu, tier::host}) {
         const tier_layout& tl = t == tier::gpu ? p.gpu : p.host;
         if (tl.total() == 0) continue;
+        const bool experts_here = t == tier::host && p.host_expert_layer_count() != 0;
         fmt::print("{} tier{}\n", t == tier::gpu ? "GPU" : "Pinned host",
-                   t == tier::gpu ? "" : " (streamed to the GPU through staging)");
+                   t == tier::gpu                                  ? ""
+                   : experts_here && p.streamed_layers() == 0 ? " (experts computed by the CPU)"
+                   : experts_here ? " (experts computed by the CPU; layers streamed to the GPU through staging)"
+                                  : " (streamed to the GPU through staging)");
         fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", "buffer", "offset", "size", "steps");
         // Weight layers are summarized as ranges: one line per run of consecutive layers.
         std::int64_t run_first = -1, run_last = -1;
         std::uint64_t run_bytes = 0, run_offset = 0;
+        bool run_experts_only = true;
         auto flush = [&] {
             if (run_first < 0) return;
             fmt::print("  {:<34} {:>16} {:>12} {:>8}\n",
-                       fmt::format("blk.{}..{} weights ({} layers)", run_first, run_last, run_last - run_first + 1),
+                       fmt::format("blk.{}..{} {} ({} layers)", run_first, run_last,
+                                   run_experts_only ? "experts" : "weights", run_last - run_first + 1),
                        with_separators(run_offset), human(run_bytes), block_steps);
             run_first = -1;
             run_bytes = 0;
+            run_experts_only = true;
         };
         std::int64_t kv_first = -1, kv_last = -1;
         std::uint64_t kv_bytes = 0;
@@ -155,6 +187,7 @@ inline void print_plan(const plan_summary& s) {
                 }
                 run_last = b.layer;
                 run_bytes += b.reserved;
+                run_experts_only = run_experts_only && b.name.find("_exps.") != std::string::npos;
                 continue;
             }
             flush();
@@ -211,11 +244,16 @@ inline void print_plan(const plan_summary& s) {
     if (s.auto_layers == no_layers_fit)
         fmt::print("automatic GPU layers: none (the head, KV cache and activations alone do not fit)\n");
     else
-        fmt::print("automatic GPU layers: {} of {}\n", s.auto_layers, sh.n_layer);
+        fmt::print("automatic GPU layers: {} of {}{}\n", s.auto_layers, sh.n_layer,
+                   s.auto_host_experts ? fmt::format(", with the experts of {} in the host tier", s.auto_host_experts)
+                                       : std::string());
     if (s.decode.seconds() > 0)
-        fmt::print("predicted decode: {:.1f} tokens/s ({} read from GPU memory{} per token)\n",
+        fmt::print("predicted decode: {:.1f} tokens/s ({} read from GPU memory{}{} per token)\n",
                    s.decode.tokens_per_second(), human(s.decode.device_bytes),
-                   s.decode.link_bytes ? ", " + human(s.decode.link_bytes) + " over the host link" : std::string());
+                   s.decode.link_bytes ? ", " + human(s.decode.link_bytes) + " over the host link" : std::string(),
+                   s.decode.host_bytes ? fmt::format(", {} of experts from host memory at {}/s", human(s.decode.host_bytes),
+                                                     human(p.target.host_memory_bandwidth()))
+                                       : std::string());
     if (!p.fits() && !s.advice.empty()) {
         fmt::print("\nadvice (largest saving first):\n");
         for (const auto& a : s.advice)
@@ -249,6 +287,20 @@ inline nlohmann::json plan_json(const plan_summary& s) {
     j["gpu"] = std::string(p.target.name);
     j["fits"] = p.fits();
     j["params"] = param_count(p.model.shape);
+    j["active_params"] = active_param_count(p.model.shape);
+    const auto& sh = p.model.shape;
+    j["experts"] = sh.n_expert ? nlohmann::json{{"count", sh.n_expert},
+                                                {"used_per_token", sh.n_expert_used},
+                                                {"width", sh.n_ff_expert},
+                                                {"shared_width", sh.n_ff_shared}}
+                               : nlohmann::json(nullptr);
+    j["host_expert_layers"] = p.host_expert_layer_count();
+    j["sliding_window"] = sh.sliding_window ? nlohmann::json(sh.sliding_window) : nlohmann::json(nullptr);
+    auto& kinds = j["layer_kinds"] = nlohmann::json::array();
+    for (std::uint64_t l = 0; l < sh.n_layer; ++l)
+        kinds.push_back({{"attention", attention_kind_name(p.model.layer(l).attention)},
+                         {"ffn", ffn_kind_name(p.model.layer(l).ffn)},
+                         {"kv_positions", p.kv_positions_of(l)}});
     j["weights_bytes"] = p.gpu.weights.bytes + p.host.weights.bytes;
     j["kv_bytes"] = p.gpu.kv.bytes;
     j["activations_bytes"] = p.gpu.activations.bytes;
@@ -263,6 +315,7 @@ inline nlohmann::json plan_json(const plan_summary& s) {
     j["n_layers"] = p.model.shape.n_layer;
     j["gpu_layers"] = p.gpu_layers;
     j["auto_gpu_layers"] = s.auto_layers == no_layers_fit ? nlohmann::json(nullptr) : nlohmann::json(s.auto_layers);
+    j["auto_host_expert_layers"] = s.auto_host_experts;
     j["max_context"] = s.max_ctx;
     j["trained_context"] =
         p.model.shape.n_ctx_train ? nlohmann::json(p.model.shape.n_ctx_train) : nlohmann::json(nullptr);
@@ -274,7 +327,9 @@ inline nlohmann::json plan_json(const plan_summary& s) {
     j["decode"] = {{"tokens_per_second",
                     s.decode.seconds() > 0 ? nlohmann::json(s.decode.tokens_per_second()) : nlohmann::json(nullptr)},
                    {"device_bytes_per_token", s.decode.device_bytes},
-                   {"link_bytes_per_token", s.decode.link_bytes}};
+                   {"link_bytes_per_token", s.decode.link_bytes},
+                   {"host_bytes_per_token", s.decode.host_bytes},
+                   {"host_bandwidth", p.target.host_memory_bandwidth()}};
     auto& steps = j["steps"] = nlohmann::json::array();
     for (std::size_t i = 0; i < p.graph.n_ops; ++i)
         steps.push_back({{"name", step_name(p.graph, i)}, {"per_layer", p.graph.in_block(i)}});

@@ -30,13 +30,16 @@ enum class tensor_role : std::uint8_t {
     post_attention_norm,  // Gemma 2/3: RMSNorm of the attention output before the residual add
     post_ffw_norm,        // Gemma 2/3: RMSNorm of the feed-forward output before the residual add
     ffn_gate_inp,         // mixture of experts: the router, n_expert x n_embd
-    ffn_gate_exps,        // the routed experts, stacked: n_expert planes of n_ff_expert x n_embd
-    ffn_up_exps,
-    ffn_down_exps,        // n_expert planes of n_embd x n_ff_expert
     ffn_gate_inp_shexp,   // Qwen2-MoE: the shared expert's sigmoid gate, one row of n_embd
     ffn_gate_shexp,       // the shared expert, a dense SwiGLU of n_ff_shared
     ffn_up_shexp,
     ffn_down_shexp,
+    // The routed experts, stacked (n_expert planes of n_ff_expert x n_embd, and of n_embd x
+    // n_ff_expert for down), last in a layer's slot: a layer whose experts live in the host tier
+    // keeps the rest of its slot, cut where they begin.
+    ffn_gate_exps,
+    ffn_up_exps,
+    ffn_down_exps,
     count
 };
 inline constexpr std::size_t n_tensor_roles = static_cast<std::size_t>(tensor_role::count);
@@ -45,10 +48,12 @@ inline constexpr std::array<std::string_view, n_tensor_roles> role_names{
     "attn_norm.weight", "attn_q.weight",      "attn_k.weight",   "attn_v.weight",   "attn_q.bias",   "attn_k.bias",
     "attn_v.bias",      "attn_output.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
     "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight",
-    "ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight",
-    "ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
+    "ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight",
+    "ffn_down_shexp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight",
 };
 static_assert(role_names.size() == n_tensor_roles && !role_names.back().empty(), "one name per tensor_role");
+inline constexpr std::size_t first_routed_expert_role = static_cast<std::size_t>(tensor_role::ffn_gate_exps);
+static_assert(first_routed_expert_role + 3 == n_tensor_roles, "the routed experts end a layer's slot");
 
 constexpr std::string_view role_name(tensor_role r) { return role_names[static_cast<std::size_t>(r)]; }
 

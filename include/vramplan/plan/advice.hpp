@@ -115,6 +115,35 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
         add("decode 1 sequence at a time instead of " + std::to_string(lim.batch), "lower total throughput",
             plan_inference(m, t, l, opt));
     }
+    // Experts before layers: a token reads only the experts its router picks, so experts in host
+    // memory cost less speed than streaming whole layers.
+    if (const std::uint64_t n_moe = moe_layer_count(m); !t.unified && n_moe > opt.host_expert_layers) {
+        plan_options o = opt;
+        o.gpu_layers = all_gpu_layers;
+        o.host_expert_layers = n_moe;
+        const plan all_host = plan_inference(m, t, lim, o);
+        if (all_host.fits()) {  // the fewest layers whose experts must move
+            std::uint64_t lo = opt.host_expert_layers + 1, hi = n_moe;
+            while (lo < hi) {
+                o.host_expert_layers = lo + (hi - lo) / 2;
+                if (plan_inference(m, t, lim, o).fits())
+                    hi = o.host_expert_layers;
+                else
+                    lo = o.host_expert_layers + 1;
+            }
+            o.host_expert_layers = lo;
+        }
+        const plan p = plan_inference(m, t, lim, o);
+        std::string cost = "the CPU computes those experts from host memory";
+        if (t.memory_bandwidth) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.1fx", estimate_decode(p).seconds() / estimate_decode(base).seconds());
+            cost = std::string("predicted decode ") + buf + " slower: " + cost;
+        }
+        add("keep the experts of " + std::to_string(o.host_expert_layers) + " of " + std::to_string(n_moe) +
+                " MoE layers in host memory (--host-experts " + std::to_string(o.host_expert_layers) + ")",
+            cost, p);
+    }
     if (!t.unified) {
         const std::uint64_t g = auto_gpu_layers(base);
         if (g != no_layers_fit && g < m.shape.n_layer) {

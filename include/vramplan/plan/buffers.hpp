@@ -55,12 +55,11 @@ inline std::vector<buffer_info> buffers(const plan& p) {
         weight("rope_freqs.weight", tier::gpu, p.rope_freqs_offset, format{format_id::f32}, 1, s.head_dim / 2,
                global_weight(rope_freqs), -1);
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
-        const auto kind = p.model.layer_kind[l];
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
             if (!role_present(s, p.model.layer(l), role)) continue;
             const auto e = role_extent(s, role);
-            weight(layer_tensor_name(l, role), p.layer_tier(l), p.layer_offset[l] + p.role_offset[kind][r],
+            weight(layer_tensor_name(l, role), p.role_tier(l, role), p.role_offset_in_tier(l, role),
                    p.model.layer(l)[role], e.all_rows(), e.cols, layer_weight(role), static_cast<std::int64_t>(l));
         }
     }

@@ -26,10 +26,17 @@ enum class verdict : std::uint8_t { fits, does_not_fit };
 
 inline constexpr std::uint64_t all_gpu_layers = ~std::uint64_t{0};
 
+inline constexpr std::uint64_t all_expert_layers = ~std::uint64_t{0};
+
 struct plan_options {
     std::uint64_t alignment = 256;              // every buffer starts at a multiple of this
     std::uint64_t gpu_layers = all_gpu_layers;  // decoder layers kept in the GPU tier (the last ones)
     std::uint64_t host_capacity = 0;            // pinned host memory available; 0 = not checked
+    // The routed experts of the first N layers with experts live in the pinned host tier and are
+    // computed there (llama.cpp's --n-cpu-moe N); the rest of those layers stays on the GPU. Only
+    // n_expert_used of n_expert planes are read per token, which is why this costs less speed than
+    // streaming whole layers. A streamed layer's experts are in the host tier with it anyway.
+    std::uint64_t host_expert_layers = 0;
 };
 
 struct region {
@@ -55,6 +62,11 @@ struct plan {
     std::array<std::uint64_t, max_block_kinds> block_stride{};
     std::array<std::uint64_t, max_layers> layer_offset{};  // within its tier's weights region
     std::uint64_t gpu_layers = 0;                          // layers [n_layer - gpu_layers, n_layer)
+    // A kind's routed experts start this far into its slot (its stride when it has none); a layer
+    // whose experts live in the host tier keeps only the slot's first expert_cut bytes on the GPU,
+    // and its experts sit at expert_offset[layer] in the host tier's weights.
+    std::array<std::uint64_t, max_block_kinds> expert_cut{};
+    std::array<std::uint64_t, max_layers> expert_offset{};
     tier token_embd_tier = tier::gpu;
     std::uint64_t token_embd_offset = 0, output_norm_offset = 0, output_offset = 0;  // token_embd within its tier
     std::uint64_t rope_freqs_offset = 0;  // GPU tier; meaningful when model.shape.rope_freqs
@@ -88,6 +100,33 @@ struct plan {
     constexpr tier layer_tier(std::uint64_t layer) const {
         return layer + gpu_layers >= model.shape.n_layer ? tier::gpu : tier::host;
     }
+    // The routed experts of a GPU-resident layer that the options put in the host tier.
+    constexpr bool experts_on_host(std::uint64_t layer) const {
+        if (model.layer(layer).ffn != ffn_kind::moe || layer_tier(layer) != tier::gpu) return false;
+        std::uint64_t moe_before = 0;
+        for (std::uint64_t l = 0; l < layer; ++l) moe_before += model.layer(l).ffn == ffn_kind::moe;
+        return moe_before < options.host_expert_layers;
+    }
+    // How many layers have their experts in the host tier.
+    constexpr std::uint64_t host_expert_layer_count() const {
+        std::uint64_t n = 0, moe_before = 0;
+        for (std::uint64_t l = 0; l < model.shape.n_layer; ++l) {
+            const bool moe = model.layer(l).ffn == ffn_kind::moe;
+            n += moe && layer_tier(l) == tier::gpu && moe_before < options.host_expert_layers;
+            moe_before += moe;
+        }
+        return n;
+    }
+    // Where a layer's tensor of role r lives.
+    constexpr tier role_tier(std::uint64_t layer, tensor_role r) const {
+        return is_routed_expert(r) && experts_on_host(layer) ? tier::host : layer_tier(layer);
+    }
+    constexpr std::uint64_t role_offset_in_tier(std::uint64_t layer, tensor_role r) const {
+        const auto k = model.layer_kind[layer];
+        const auto at = role_offset[k][static_cast<std::size_t>(r)];
+        return is_routed_expert(r) && experts_on_host(layer) ? expert_offset[layer] + (at - expert_cut[k])
+                                                              : layer_offset[layer] + at;
+    }
     constexpr std::uint64_t streamed_layers() const { return model.shape.n_layer - gpu_layers; }
     // Bytes the GPU tier needs, the runtime reserve included.
     constexpr std::uint64_t needed() const { return checked_add(gpu.total(), target.reserve); }
@@ -107,6 +146,7 @@ constexpr void lay_out_blocks(plan& p) {
         std::uint64_t at = 0;
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             p.role_offset[k][r] = at;
+            if (r == first_routed_expert_role) p.expert_cut[k] = at;
             at = checked_add(at, aligned(p, role_bytes(p.model, p.model.kinds[k], static_cast<tensor_role>(r))));
         }
         p.block_stride[k] = at;
@@ -115,6 +155,14 @@ constexpr void lay_out_blocks(plan& p) {
 
 constexpr std::uint64_t layer_stride(const plan& p, std::uint64_t layer) {
     return p.block_stride[p.model.layer_kind[layer]];
+}
+
+// The GPU bytes of layer l's slot when it is resident: all of it, or up to its experts when they
+// are in the host tier (`moe_before` counts the layers with experts before it).
+constexpr std::uint64_t resident_stride(const plan& p, std::uint64_t layer, std::uint64_t moe_before) {
+    const auto k = p.model.layer_kind[layer];
+    const bool host = p.model.kinds[k].ffn == ffn_kind::moe && moe_before < p.options.host_expert_layers;
+    return host ? p.expert_cut[k] : p.block_stride[k];
 }
 
 // Each kind's K/V plane, and the layers' planes stacked in layer order: returns the KV bytes.
@@ -177,15 +225,20 @@ template <class Out>
 constexpr void needed_by_gpu_layers(const plan& base, Out&& out) {
     const auto t = detail::fixed_sizes(base);
     const std::uint64_t n = base.model.shape.n_layer;
-    // resident(g) = sum of strides of layers [n-g, n); stream_max(g) = max stride of layers [0, n-g).
+    // resident(g) = sum of resident strides of layers [n-g, n); stream_max(g) = max stride of layers
+    // [0, n-g). Host experts depend on a layer's rank among the MoE layers, not on g.
     std::array<std::uint64_t, max_layers + 1> prefix_max{};
+    std::array<std::uint64_t, max_layers> on_gpu{};
+    std::uint64_t moe_before = 0;
     for (std::uint64_t l = 0; l < n; ++l) {
         const std::uint64_t s = detail::layer_stride(base, l);
         prefix_max[l + 1] = s > prefix_max[l] ? s : prefix_max[l];
+        on_gpu[l] = detail::resident_stride(base, l, moe_before);
+        moe_before += base.model.layer(l).ffn == ffn_kind::moe;
     }
     std::uint64_t resident = 0;
     for (std::uint64_t g = 0; g <= n; ++g) {
-        if (g > 0) resident = checked_add(resident, detail::layer_stride(base, n - g));
+        if (g > 0) resident = checked_add(resident, on_gpu[n - g]);
         const bool all = g == n;
         const std::uint64_t staging = all ? 0 : detail::staging_for(prefix_max[n - g], t);
         std::uint64_t total = checked_add(checked_add(t.gpu_fixed, resident), staging);
@@ -223,13 +276,23 @@ constexpr void place_weights_and_tiers(plan& p) {
     gpu_at = checked_add(gpu_at, aligned(p, output_bytes(p.model)));
     p.rope_freqs_offset = gpu_at;
     gpu_at = checked_add(gpu_at, aligned(p, rope_freqs_bytes(p.model)));
-    std::uint64_t max_streamed = 0;
+    std::uint64_t max_streamed = 0, moe_before = 0;
     for (std::uint64_t l = 0; l < n; ++l) {
         const std::uint64_t s = layer_stride(p, l);
-        auto& at = p.layer_tier(l) == tier::gpu ? gpu_at : host_at;
-        p.layer_offset[l] = at;
-        at = checked_add(at, s);
-        if (p.layer_tier(l) == tier::host && s > max_streamed) max_streamed = s;
+        if (p.layer_tier(l) == tier::gpu) {
+            p.layer_offset[l] = gpu_at;
+            const std::uint64_t kept = resident_stride(p, l, moe_before);
+            gpu_at = checked_add(gpu_at, kept);
+            if (kept != s) {  // the experts go to the host tier
+                p.expert_offset[l] = host_at;
+                host_at = checked_add(host_at, s - kept);
+            }
+        } else {
+            p.layer_offset[l] = host_at;
+            host_at = checked_add(host_at, s);
+            if (s > max_streamed) max_streamed = s;
+        }
+        moe_before += p.model.layer(l).ffn == ffn_kind::moe;
     }
     const auto t = fixed_sizes(p);
     p.staging_slot = p.gpu_layers == n ? 0 : staging_for(max_streamed, t) / 2;
@@ -274,42 +337,100 @@ constexpr plan plan_inference(const model_desc& model, const target_desc& target
     return p;
 }
 
+constexpr std::uint64_t moe_layer_count(const model_desc& m) {
+    std::uint64_t n = 0;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) n += m.layer(l).ffn == ffn_kind::moe;
+    return n;
+}
+
 // The same plan with as many layers resident as fit (all of them when the model fits; none
-// resident still needs the head, KV and activations on the GPU).
+// resident still needs the head, KV and activations on the GPU). A model with experts first moves
+// the experts of as few layers as needed to the host tier (unless options already name a count),
+// since a token reads only the experts its router picks, and offloads whole layers only when even
+// every layer's experts in the host tier leave too little room.
 constexpr plan plan_auto_offload(const model_desc& model, const target_desc& target, const limits& lim,
                                  plan_options options = {}) {
     options.gpu_layers = all_gpu_layers;
-    const plan full = plan_inference(model, target, lim, options);
+    plan full = plan_inference(model, target, lim, options);
+    const std::uint64_t n_moe = moe_layer_count(model);
+    if (!full.fits() && n_moe != 0 && options.host_expert_layers == 0) {
+        // Fewer GPU bytes with every layer whose experts move, so the fitting counts are a suffix
+        // of 1..n_moe: bisect for the smallest.
+        options.host_expert_layers = n_moe;
+        full = plan_inference(model, target, lim, options);
+        if (full.fits()) {
+            std::uint64_t lo = 1, hi = n_moe;
+            while (lo < hi) {
+                const std::uint64_t mid = lo + (hi - lo) / 2;
+                options.host_expert_layers = mid;
+                if (plan_inference(model, target, lim, options).fits())
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            options.host_expert_layers = lo;
+            return plan_inference(model, target, lim, options);
+        }
+    }
     const std::uint64_t g = auto_gpu_layers(full);
     if (g == no_layers_fit || g == model.shape.n_layer) return full;
     options.gpu_layers = g;
     return plan_inference(model, target, lim, options);
 }
 
-// Predicted decode time per token: the GPU reads every weight and the whole KV cache once per
-// token at its memory bandwidth; streamed layers also cross the host link. Double-buffered staging
-// overlaps the two, so the slower one sets the pace.
+// Predicted decode time per token: the GPU reads every weight it holds and the whole KV cache once
+// per token at its memory bandwidth, except that of each layer's routed experts only the
+// n_expert_used of n_expert the router picks are read; streamed layers also cross the host link
+// whole. Double-buffered staging overlaps the link with the GPU, so the slower one sets the pace;
+// experts in the host tier are read by the CPU at host memory bandwidth while the GPU waits for
+// their result, so their time adds to the GPU's.
 struct decode_estimate {
     std::uint64_t device_bytes = 0;  // read from device memory per token
     std::uint64_t link_bytes = 0;    // copied host -> device per token
+    std::uint64_t host_bytes = 0;    // read from host memory by the CPU per token (host experts)
     double device_seconds = 0;
     double link_seconds = 0;
-    constexpr double seconds() const { return device_seconds > link_seconds ? device_seconds : link_seconds; }
+    double host_seconds = 0;
+    constexpr double seconds() const {
+        const double compute = device_seconds + host_seconds;
+        return compute > link_seconds ? compute : link_seconds;
+    }
     constexpr double tokens_per_second() const { return seconds() > 0 ? 1.0 / seconds() : 0.0; }
 };
 
 constexpr decode_estimate estimate_decode(const plan& p) {
     decode_estimate e;
-    const std::uint64_t streamed =
-        p.host.weights.bytes - (p.token_embd_tier == tier::host ? detail::aligned(p, token_embd_bytes(p.model)) : 0);
-    const std::uint64_t embd_gpu = p.token_embd_tier == tier::gpu ? detail::aligned(p, token_embd_bytes(p.model)) : 0;
-    // Only T rows of the embedding are read, so it does not count as a full read.
-    e.device_bytes = checked_add(checked_add(p.gpu.weights.bytes - embd_gpu, streamed), p.gpu.kv.bytes);
-    e.link_bytes = streamed;
+    const auto& m = p.model;
+    // The global tensors the GPU reads whole: all but the embedding, of which a pass reads T rows.
+    const std::uint64_t embd_gpu = p.token_embd_tier == tier::gpu ? detail::aligned(p, token_embd_bytes(m)) : 0;
+    std::uint64_t globals = p.gpu.weights.bytes - embd_gpu;
+    std::uint64_t device = p.gpu.kv.bytes, link = 0, host = 0;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
+        const auto k = m.layer_kind[l];
+        const std::uint64_t stride = p.block_stride[k];
+        const std::uint64_t experts = m.kinds[k].ffn == ffn_kind::moe ? stride - p.expert_cut[k] : 0;
+        const std::uint64_t rest = stride - experts;
+        const std::uint64_t active = experts ? checked_mul(experts, m.shape.n_expert_used) / m.shape.n_expert : 0;
+        if (p.layer_tier(l) == tier::gpu) {
+            globals -= p.experts_on_host(l) ? rest : stride;  // what remains are the global tensors
+            device = checked_add(device, rest);
+            if (p.experts_on_host(l))
+                host = checked_add(host, active);
+            else
+                device = checked_add(device, active);
+        } else {
+            link = checked_add(link, stride);
+            device = checked_add(device, checked_add(rest, active));
+        }
+    }
+    e.device_bytes = checked_add(device, globals);
+    e.link_bytes = link;
+    e.host_bytes = host;
     if (p.target.memory_bandwidth)
         e.device_seconds = static_cast<double>(e.device_bytes) / static_cast<double>(p.target.memory_bandwidth);
     if (p.target.link_bandwidth)
         e.link_seconds = static_cast<double>(e.link_bytes) / static_cast<double>(p.target.link_bandwidth);
+    e.host_seconds = static_cast<double>(e.host_bytes) / static_cast<double>(p.target.host_memory_bandwidth());
     return e;
 }
 

@@ -79,14 +79,9 @@ public:
         const auto& p = plan_;
         const auto e = role_extent(p.model.shape, role);
         const format f = p.model.layer(layer)[role];
-        const tier t = p.layer_tier(layer);
-        return {
-            base(t) + p.layer_offset[layer] + p.role_offset[p.model.layer_kind[layer]][static_cast<std::size_t>(role)],
-            tensor_bytes(f, e.rows, e.cols),
-            f,
-            t,
-            e.rows,
-            e.cols};
+        const tier t = p.role_tier(layer, role);
+        return {base(t) + p.role_offset_in_tier(layer, role), tensor_bytes(f, e.all_rows(), e.cols), f, t, e.all_rows(),
+                e.cols};
     }
     tensor_view kv(std::uint64_t layer, bool values) const {
         const auto& p = plan_;
