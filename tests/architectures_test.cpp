@@ -145,11 +145,11 @@ TEST_CASE("MoE activations: router logits and the routed rows are planned buffer
         FAIL("no activation buffer " << name);
         return 0;
     };
-    CHECK(act("router_logits") == 512ull * 128 * 4);       // tokens x experts, f32
-    CHECK(act("expert_ids") == 512ull * 8 * 4);            // the 8 chosen per token, i32
-    CHECK(act("expert_weights") == 512ull * 8 * 4);        // and their weights
-    CHECK(act("expert_gate") == 512ull * 8 * 768 * 4);     // routed rows: tokens x 8 x expert width
-    CHECK(act("expert_out") == 512ull * 8 * 2048 * 4);     // back to the model width
+    CHECK(act("router_logits") == 512ull * 128 * 4);    // tokens x experts, f32
+    CHECK(act("expert_ids") == 512ull * 8 * 4);         // the 8 chosen per token, i32
+    CHECK(act("expert_weights") == 512ull * 8 * 4);     // and their weights
+    CHECK(act("expert_gate") == 512ull * 8 * 768 * 4);  // routed rows: tokens x 8 x expert width
+    CHECK(act("expert_out") == 512ull * 8 * 2048 * 4);  // back to the model width
     // Qwen3's q/k norms run per head on q and k in place, before RoPE.
     const forward_graph& g = p.graph;
     const auto qn = g.weight_step(layer_weight(tensor_role::attn_q_norm));
@@ -184,8 +184,8 @@ TEST_CASE("the real stories260K MoE file: every tensor planned, its bytes exactl
     u64 file_bytes = 0, expert_bytes = 0;
     for (const auto& t : file.tensors()) file_bytes += t.bytes;
     CHECK(file_bytes == 3'464'960);
-    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 256, .ubatch = 8},
-                                  {.alignment = 32});
+    const plan p =
+        plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 256, .ubatch = 8}, {.alignment = 32});
     for (const auto& b : buffers(p))
         if (b.name.find("_exps.") != std::string::npos) expert_bytes += b.bytes;
     CHECK(expert_bytes == 2'949'120);
@@ -305,8 +305,9 @@ TEST_CASE("malformed MoE and window metadata is an error naming the key") {
     CHECK(refused(good_array) == "accepted");  // one value per layer, all equal
     moe_file wrong_planes;
     wrong_planes.gate_exps_planes = 3;
-    CHECK(refused(wrong_planes).find("tensor 'blk.0.ffn_gate_exps.weight' has shape [64, 96, 3], but the metadata "
-                                     "implies [64, 96, 4]") != std::string::npos);
+    CHECK(refused(wrong_planes)
+              .find("tensor 'blk.0.ffn_gate_exps.weight' has shape [64, 96, 3], but the metadata "
+                    "implies [64, 96, 4]") != std::string::npos);
     moe_file zero_window;
     zero_window.arch = "gemma2";
     zero_window.experts = 0;

@@ -678,3 +678,18 @@ TEST_CASE("MoE and sliding-window models: --host-experts, active parameters and 
     CHECK(g["layer_kinds"][0]["kv_positions"] == 1535);
     CHECK(g["kv_bytes"] == (5ull * 32768 + 29ull * 1535) * 4 * 256 * 2 * 2);
 }
+
+TEST_CASE("a gemma3 config.json plans its text model and says the vision tower is left out") {
+    const std::string path = temp("vramplan_cli_gemma3.json");
+    std::ofstream(path) << R"({"model_type": "gemma3", "vision_config": {"hidden_size": 1152},
+        "text_config": {"vocab_size": 262208, "hidden_size": 2560, "num_hidden_layers": 34,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 10240,
+        "sliding_window": 1024, "rope_theta": 1000000.0, "rms_norm_eps": 1e-06,
+        "max_position_embeddings": 131072}})";
+    const auto j = run_json("plan -m " + path + " -g rtx-4090 --ctx 8192", 0);
+    CHECK(j["params"] == 3'880'263'168ull);  // as the Gemma-3-4B preset: the text model alone
+    REQUIRE(j["notes"].size() == 1);
+    CHECK(j["notes"][0].get<std::string>().find("vision tower") != std::string::npos);
+    CHECK(run("plan -m " + path + " -g rtx-4090 --ctx 8192").out.find("note    the vision tower") != std::string::npos);
+    std::filesystem::remove(path);
+}

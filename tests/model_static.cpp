@@ -35,8 +35,10 @@ static_assert(!vp::decoder_shape{}.beyond_trained_context(1'000'000));  // unkno
 static_assert(vp::param_count(llama31_70b<>::describe().shape) == 70'553'706'496);
 
 // Llama-3-8B KV cache at 8192 tokens: 32 layers x 8 KV heads x 128 dims x 2 (K, V) x 8192.
-static_assert(vp::kv_cache_bytes(llama3_8b<vp::q4_0, vp::f16>::describe(), 8192, 1, 512) == 1'073'741'824);  // x 2 bytes
-static_assert(vp::kv_cache_bytes(llama3_8b<vp::q4_0, vp::q8_0>::describe(), 8192, 1, 512) == 570'425'344);   // 34 bytes / 32
+static_assert(vp::kv_cache_bytes(llama3_8b<vp::q4_0, vp::f16>::describe(), 8192, 1, 512) ==
+              1'073'741'824);  // x 2 bytes
+static_assert(vp::kv_cache_bytes(llama3_8b<vp::q4_0, vp::q8_0>::describe(), 8192, 1, 512) ==
+              570'425'344);  // 34 bytes / 32
 static_assert(llama3_8b<vp::q4_0, vp::f16>::kv_bytes_per_token() == 131'072);
 // GQA: Llama-2-7B (MHA, 32 KV heads) keeps 4x the cache per token of Llama-3-8B (8 KV heads).
 static_assert(llama2_7b<>::kv_bytes_per_token() == 4 * llama3_8b<>::kv_bytes_per_token());

@@ -43,8 +43,8 @@ constexpr vp::decoder_shape alternating = [] {
     s.window_period = 2;
     return s;
 }();
-constexpr auto alternating_plan = vp::plan_inference(
-    vp::make_model("alternating", alternating, vp::uniform_policy(vp::format{vp::format_id::q4_0})),
-    vp::targets::rtx_4090::value, ctx8k);
+constexpr auto alternating_plan =
+    vp::plan_inference(vp::make_model("alternating", alternating, vp::uniform_policy(vp::format{vp::format_id::q4_0})),
+                       vp::targets::rtx_4090::value, ctx8k);
 static_assert(alternating_plan.model.n_kinds == 2);
 static_assert(alternating_plan.gpu.kv.bytes == 40ull * (8192 + 4607) * 8 * 128 * 2 * 2);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "vramplan/format/bytes.hpp"
 #include "vramplan/io/gguf_model.hpp"
@@ -71,6 +72,7 @@ struct model_choice {
     std::string name;
     std::string source;  // "preset", "gguf", "config.json"
     std::uint64_t published_params = 0;
+    std::vector<std::string> notes;  // what the input describes that is not planned
 };
 
 // weights/kv: empty = the default (f16 for presets and configs; as stored for GGUF, f16 KV).
@@ -90,7 +92,9 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
     } else if (ends_with(spec, ".json")) {
         c.source = "config.json";
         c.name = spec;
-        c.desc = make_model(c.name, io::shape_from_config(spec), f16_policy);
+        io::config_description d = io::describe_config(spec);
+        c.desc = make_model(c.name, d.shape, f16_policy);
+        c.notes = std::move(d.notes);
     } else {
         const auto& e = presets::by_name(spec);
         c.source = "preset";

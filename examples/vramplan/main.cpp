@@ -22,7 +22,7 @@ namespace {
 
 struct plan_args {
     std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit, split,
-        host_experts, host_bandwidth;
+                                         host_experts, host_bandwidth;
     std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1, nodes = 1;
     bool json = false;
 };
@@ -200,6 +200,7 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
     }
     if (a.json) {
         auto j = cli::plan_json(s);
+        j["notes"] = in.model.notes;
         j["tensor_parallel"] = a.tp;
         if (in.local) j["local_device"] = cli::local_gpu_json(*in.local);
         if (piped) {
@@ -251,6 +252,7 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
             fmt::print("{}\n\n", w);
         cli::print_advice_table(s);
     } else {
+        for (const auto& n : in.model.notes) fmt::print("note    {}\n", n);
         cli::print_plan(s);
         if (piped) {
             fmt::print("\npipeline over {}:\n  {:<8} {:<16} {:>10} {:>12} {:>12} {:>12} {:>12} {:>12}  fits\n",

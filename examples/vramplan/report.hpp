@@ -41,7 +41,7 @@ struct plan_summary {
     plan p;
     std::optional<targets::local_gpu> local;  // the GPU is this machine's: as the driver reports it now
     std::uint64_t max_ctx = 0;
-    std::uint64_t auto_layers = 0;  // no_layers_fit when even full offload does not fit
+    std::uint64_t auto_layers = 0;        // no_layers_fit when even full offload does not fit
     std::uint64_t auto_host_experts = 0;  // MoE layers whose experts the automatic fit keeps in the host tier
     decode_estimate decode{};
     std::vector<advice_item> advice;
@@ -78,7 +78,8 @@ inline void print_local_shortfall(const targets::local_gpu& g, const plan& p) {
 // "24 sliding (window 1024) and 10 full-attention layers", or empty when every layer attends fully.
 inline std::string attention_layers(const plan& p) {
     std::uint64_t sliding = 0;
-    for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) sliding += p.model.layer(l).attention == attention_kind::sliding;
+    for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l)
+        sliding += p.model.layer(l).attention == attention_kind::sliding;
     if (sliding == 0) return {};
     const std::uint64_t full = p.model.shape.n_layer - sliding;
     return fmt::format("{} sliding-window layers ({} positions, a cache ring of {} at this micro-batch){}", sliding,
@@ -86,7 +87,6 @@ inline std::string attention_layers(const plan& p) {
                        kv_positions(p.model.shape, attention_kind::sliding, p.lim.context, p.lim.ubatch),
                        full ? fmt::format(" and {} full-attention layers", full) : std::string());
 }
-
 
 inline plan_summary summarize(const model_desc& m, const target_desc& t, const limits& lim, plan_options o,
                               bool auto_layers) {
@@ -124,17 +124,17 @@ inline std::string composition_bar(const plan& p) {
 inline void print_plan(const plan_summary& s) {
     const plan& p = s.p;
     const auto& sh = p.model.shape;
-    fmt::print("model   {}: {} parameters{}, {} layers, {} heads ({} KV), head_dim {}\n", p.model.name,
-               with_separators(param_count(sh)),
-               sh.n_expert ? fmt::format(" ({} active per token)", with_separators(active_param_count(sh)))
-                           : std::string(),
-               sh.n_layer, sh.n_head, sh.n_head_kv, sh.head_dim);
+    fmt::print(
+        "model   {}: {} parameters{}, {} layers, {} heads ({} KV), head_dim {}\n", p.model.name,
+        with_separators(param_count(sh)),
+        sh.n_expert ? fmt::format(" ({} active per token)", with_separators(active_param_count(sh))) : std::string(),
+        sh.n_layer, sh.n_head, sh.n_head_kv, sh.head_dim);
     if (sh.n_expert)
-        fmt::print("experts {} per layer of width {}, {} used per token{}; {} of {} layers keep theirs in the host tier{}\n",
-                   sh.n_expert, sh.n_ff_expert, sh.n_expert_used,
-                   sh.n_ff_shared ? fmt::format(", and a shared expert of width {}", sh.n_ff_shared) : std::string(),
-                   p.host_expert_layer_count(), sh.n_layer,
-                   p.host_expert_layer_count() ? " (computed by the CPU)" : "");
+        fmt::print(
+            "experts {} per layer of width {}, {} used per token{}; {} of {} layers keep theirs in the host tier{}\n",
+            sh.n_expert, sh.n_ff_expert, sh.n_expert_used,
+            sh.n_ff_shared ? fmt::format(", and a shared expert of width {}", sh.n_ff_shared) : std::string(),
+            p.host_expert_layer_count(), sh.n_layer, p.host_expert_layer_count() ? " (computed by the CPU)" : "");
     if (const std::string a = attention_layers(p); !a.empty()) fmt::print("layers  {}\n", a);
     fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity),
                human(p.target.reserve), human(p.target.budget()));
@@ -157,7 +157,7 @@ inline void print_plan(const plan_summary& s) {
         if (tl.total() == 0) continue;
         const bool experts_here = t == tier::host && p.host_expert_layer_count() != 0;
         fmt::print("{} tier{}\n", t == tier::gpu ? "GPU" : "Pinned host",
-                   t == tier::gpu                                  ? ""
+                   t == tier::gpu                             ? ""
                    : experts_here && p.streamed_layers() == 0 ? " (experts computed by the CPU)"
                    : experts_here ? " (experts computed by the CPU; layers streamed to the GPU through staging)"
                                   : " (streamed to the GPU through staging)");
@@ -251,9 +251,10 @@ inline void print_plan(const plan_summary& s) {
         fmt::print("predicted decode: {:.1f} tokens/s ({} read from GPU memory{}{} per token)\n",
                    s.decode.tokens_per_second(), human(s.decode.device_bytes),
                    s.decode.link_bytes ? ", " + human(s.decode.link_bytes) + " over the host link" : std::string(),
-                   s.decode.host_bytes ? fmt::format(", {} of experts from host memory at {}/s", human(s.decode.host_bytes),
-                                                     human(p.target.host_memory_bandwidth()))
-                                       : std::string());
+                   s.decode.host_bytes
+                       ? fmt::format(", {} of experts from host memory at {}/s", human(s.decode.host_bytes),
+                                     human(p.target.host_memory_bandwidth()))
+                       : std::string());
     if (!p.fits() && !s.advice.empty()) {
         fmt::print("\nadvice (largest saving first):\n");
         for (const auto& a : s.advice)

@@ -58,6 +58,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     plan_options o;
     o.alignment = 1 + r.dim() % 4096;
     o.gpu_layers = flags & 32 ? all_gpu_layers : r.dim();
+    // Experts, windows and the extra norms: read last, so a shorter input is a dense model.
+    s.n_expert = r.dim() % 300;
+    s.n_expert_used = r.dim() % 300;
+    s.n_ff_expert = r.dim();
+    s.n_ff_shared = r.dim();
+    s.sliding_window = r.dim();
+    s.window_period = r.dim() % 64;
+    o.host_expert_layers = r.dim();
+    const std::uint64_t more = r.u64();
+    s.qk_norm = more & 1;
+    s.post_norms = more & 2;
+    s.shared_expert_gate = more & 4;
+    s.gelu = more & 8;
+    t.host_bandwidth = (more >> 8) % 1'000'000'000'000;
     try {
         const model_desc m = make_model("fuzz", s, pol);
         const plan p = plan_inference(m, t, lim, o);

@@ -21,9 +21,9 @@ struct gguf_architecture {
     bool post_norms = false;  // post_attention_norm / post_ffw_norm
     bool gelu = false;        // GELU feed-forward gate
     moe_layout moe = moe_layout::none;
-    bool expert_width_key = false;  // experts' width in expert_feed_forward_length (else feed_forward_length)
-    bool norm_topk_prob = true;     // the chosen experts' weights renormalized
-    bool slides = false;            // some layers use attention.sliding_window
+    bool expert_width_key = false;     // experts' width in expert_feed_forward_length (else feed_forward_length)
+    bool norm_topk_prob = true;        // the chosen experts' weights renormalized
+    bool slides = false;               // some layers use attention.sliding_window
     std::uint64_t window_period = 0;   // with slides: every P-th layer is global (0: every layer slides)
     std::uint64_t default_window = 0;  // with slides: when the key is absent (0: the key is required)
 };
@@ -34,11 +34,7 @@ struct gguf_architecture {
 inline constexpr std::array<gguf_architecture, 7> gguf_architectures{{
     {.name = "llama", .moe = moe_layout::optional},
     {.name = "qwen2", .neox = true},
-    {.name = "qwen2moe",
-     .neox = true,
-     .moe = moe_layout::required,
-     .expert_width_key = true,
-     .norm_topk_prob = false},
+    {.name = "qwen2moe", .neox = true, .moe = moe_layout::required, .expert_width_key = true, .norm_topk_prob = false},
     {.name = "qwen3", .neox = true, .qk_norm = true},
     {.name = "qwen3moe", .neox = true, .qk_norm = true, .moe = moe_layout::required, .expert_width_key = true},
     {.name = "gemma2",
@@ -48,7 +44,13 @@ inline constexpr std::array<gguf_architecture, 7> gguf_architectures{{
      .slides = true,
      .window_period = 2,
      .default_window = 4096},
-    {.name = "gemma3", .neox = true, .qk_norm = true, .post_norms = true, .gelu = true, .slides = true, .window_period = 6},
+    {.name = "gemma3",
+     .neox = true,
+     .qk_norm = true,
+     .post_norms = true,
+     .gelu = true,
+     .slides = true,
+     .window_period = 6},
 }};
 
 inline std::string known_architectures() {

@@ -159,7 +159,8 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
             if (!role_present(s, b, role)) continue;
-            b.formats.of[r] = expect("blk." + std::to_string(l) + "." + std::string(role_name(role)), role_extent(s, role));
+            b.formats.of[r] =
+                expect("blk." + std::to_string(l) + "." + std::string(role_name(role)), role_extent(s, role));
         }
         m.set_layer(l, b);
     }

@@ -68,10 +68,10 @@ struct config_family {
     std::string_view type;
     bool qkv_bias = false, neox = false, qk_norm = false, post_norms = false, gelu = false, tied = false;
     enum class experts : std::uint8_t { none, mixtral, qwen } moe = experts::none;
-    bool shared_gate = false;          // Qwen2-MoE's sigmoid gate on the shared expert
-    bool norm_topk_default = true;     // when norm_topk_prob is absent
-    bool window_key = false;           // sliding_window applies to every layer when given (non-null)
-    std::uint64_t window_period = 0;   // Gemma: every P-th layer is global
+    bool shared_gate = false;         // Qwen2-MoE's sigmoid gate on the shared expert
+    bool norm_topk_default = true;    // when norm_topk_prob is absent
+    bool window_key = false;          // sliding_window applies to every layer when given (non-null)
+    std::uint64_t window_period = 0;  // Gemma: every P-th layer is global
 };
 
 inline constexpr std::array<config_family, 10> config_families{{
@@ -135,7 +135,8 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
         if (c.count_or("decoder_sparse_step", 1) != 1)
             c.fail("decoder_sparse_step", "is not 1: layers without experts between expert layers are not planned yet");
         if (c.has("mlp_only_layers") && !(c.j["mlp_only_layers"].is_array() && c.j["mlp_only_layers"].empty()))
-            c.fail("mlp_only_layers", "names dense layers among the expert layers; vramplan plans them all with experts");
+            c.fail("mlp_only_layers",
+                   "names dense layers among the expert layers; vramplan plans them all with experts");
         if (f.shared_gate) {
             s.n_ff_shared = c.count_or("shared_expert_intermediate_size", 0);
             s.shared_expert_gate = s.n_ff_shared != 0;

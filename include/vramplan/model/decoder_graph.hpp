@@ -46,7 +46,8 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const auto chosen_w = moe ? buffer("expert_weights", K, buffer_elem::f32) : no_buffer;
     const auto exp_gate = moe ? routed("expert_gate", X) : no_buffer, exp_up = moe ? routed("expert_up", X) : no_buffer;
     const auto exp_out = moe ? routed("expert_out", E) : no_buffer;
-    const auto sh_gate = shared ? buffer("shared_gate", S) : no_buffer, sh_up = shared ? buffer("shared_up", S) : no_buffer;
+    const auto sh_gate = shared ? buffer("shared_gate", S) : no_buffer,
+               sh_up = shared ? buffer("shared_up", S) : no_buffer;
     const auto sh_out = shared ? buffer("shared_out", E) : no_buffer;
     const auto sh_scale = shared && s.shared_expert_gate ? buffer("shared_scale", 1, buffer_elem::f32) : no_buffer;
     const auto ffn_proj = buffer("ffn_proj", E);
@@ -155,7 +156,8 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
         experts(tensor_role::ffn_up_exps, ffn_in, exp_up, X, E);
         in_place(gated, exp_gate, exp_up, X);
         experts(tensor_role::ffn_down_exps, exp_gate, exp_out, E, X);
-        g.add_op({.kind = expert_sum, .in = {exp_out, chosen_w, no_buffer}, .out = ffn_proj, .n = E, .experts_used = K});
+        g.add_op(
+            {.kind = expert_sum, .in = {exp_out, chosen_w, no_buffer}, .out = ffn_proj, .n = E, .experts_used = K});
         if (shared) {
             linear(layer_weight(tensor_role::ffn_gate_shexp), ffn_in, sh_gate, S, E);
             linear(layer_weight(tensor_role::ffn_up_shexp), ffn_in, sh_up, S, E);

@@ -63,22 +63,22 @@ constexpr weight_ref global_weight(global_tensor g) { return {weight_scope::glob
 // The ops a backend implements; runtime/backend.hpp documents each one's contract for backends.
 // Every op works on the rows of the pass (T tokens) unless `output_rows` says the output rows.
 enum class op_kind : std::uint8_t {
-    inputs,     // out <- the pass's token ids, aux <- their positions (host to device)
-    embed,      // out[t] = row in[0][t] of the weight (a token embedding table), widened to f32
-    rms_norm,   // out = in[0] / rms(in[0]) * weight, n values per row, eps; with heads > 0 each row is
-                // heads rows of n (a norm per head, as Qwen3's q/k norms), and out may be in[0]
-    matmul,     // out = in[0] x weight^T: n values per row out of k
-    add_bias,   // out += weight (an f32 row of n values), in place
-    rope,       // rotates out in place (heads x head_dim per row) at positions in[0]
-    kv_append,  // writes rows in[0] (K) and in[1] (V) into the layer's cache at positions in[2]
-    attention,  // out = softmax(q K^T * scale) V over the layer's cache; q = in[0], positions in[1],
-                // aux = partial softmax states
-    add,        // out += in[0], n values per row, in place
-    swiglu,     // out = silu(out) * in[0], n values per row, in place
-    logits,     // hands in[0] (n values per output row) to the caller: the pass's result
-    geglu,      // out = gelu(out) * in[0] (GELU's tanh form), n values per row, in place (Gemma)
-    route,      // in[0]: router logits, n per row -> out: the k experts chosen per row (i32), aux: their
-                // weights: softmax over the n, the k largest, renormalized to sum 1 when `renorm`
+    inputs,         // out <- the pass's token ids, aux <- their positions (host to device)
+    embed,          // out[t] = row in[0][t] of the weight (a token embedding table), widened to f32
+    rms_norm,       // out = in[0] / rms(in[0]) * weight, n values per row, eps; with heads > 0 each row is
+                    // heads rows of n (a norm per head, as Qwen3's q/k norms), and out may be in[0]
+    matmul,         // out = in[0] x weight^T: n values per row out of k
+    add_bias,       // out += weight (an f32 row of n values), in place
+    rope,           // rotates out in place (heads x head_dim per row) at positions in[0]
+    kv_append,      // writes rows in[0] (K) and in[1] (V) into the layer's cache at positions in[2]
+    attention,      // out = softmax(q K^T * scale) V over the layer's cache; q = in[0], positions in[1],
+                    // aux = partial softmax states
+    add,            // out += in[0], n values per row, in place
+    swiglu,         // out = silu(out) * in[0], n values per row, in place
+    logits,         // hands in[0] (n values per output row) to the caller: the pass's result
+    geglu,          // out = gelu(out) * in[0] (GELU's tanh form), n values per row, in place (Gemma)
+    route,          // in[0]: router logits, n per row -> out: the k experts chosen per row (i32), aux: their
+                    // weights: softmax over the n, the k largest, renormalized to sum 1 when `renorm`
     expert_matmul,  // row (t, j) of out = row t of in[0] (row (t, j) when in[0] has k rows per token) x
                     // plane out-of-k in[1][t, j] of the stacked weight, transposed: n values out of k
     expert_sum,     // out[t] = sum over j of in[1][t, j] x row (t, j) of in[0]: n values per row
@@ -87,8 +87,8 @@ enum class op_kind : std::uint8_t {
 };
 inline constexpr std::size_t n_op_kinds = static_cast<std::size_t>(op_kind::count);
 inline constexpr std::array<std::string_view, n_op_kinds> op_names{
-    "inputs", "embed",  "rms_norm", "matmul",        "add_bias",   "rope",      "kv_append", "attention",
-    "add",    "swiglu", "logits",   "geglu", "route", "expert_matmul", "expert_sum", "gate_scale"};
+    "inputs", "embed",  "rms_norm", "matmul", "add_bias", "rope",          "kv_append",  "attention",
+    "add",    "swiglu", "logits",   "geglu",  "route",    "expert_matmul", "expert_sum", "gate_scale"};
 static_assert(!op_names.back().empty(), "one name per op_kind");
 constexpr std::string_view op_name(op_kind k) { return op_names[static_cast<std::size_t>(k)]; }
 
@@ -103,12 +103,12 @@ struct graph_op {
     // Per-op parameters; each op kind reads the ones its comment above names.
     std::uint64_t n = 0, k = 0;
     std::uint64_t heads = 0, kv_heads = 0, head_dim = 0;
-    float eps = 0.0f;         // rms_norm
-    float scale = 0.0f;       // attention: softmax scale
-    float rope_base = 0.0f;   // rope: frequency base
-    float freq_scale = 1.0f;  // rope: linear position scaling (1 / factor)
-    bool neox = false;        // rope: pairs (i, i + head_dim/2) instead of (2i, 2i+1)
-    bool renorm = false;      // route: the chosen experts' weights sum to 1
+    float eps = 0.0f;                // rms_norm
+    float scale = 0.0f;              // attention: softmax scale
+    float rope_base = 0.0f;          // rope: frequency base
+    float freq_scale = 1.0f;         // rope: linear position scaling (1 / factor)
+    bool neox = false;               // rope: pairs (i, i + head_dim/2) instead of (2i, 2i+1)
+    bool renorm = false;             // route: the chosen experts' weights sum to 1
     std::uint64_t experts_used = 0;  // route, expert_matmul, expert_sum: experts per token
     friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
 };

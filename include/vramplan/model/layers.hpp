@@ -143,12 +143,13 @@ struct moe_mlp {
         } else {
             auto shared = hana::concat(
                 detail::prefixed(BOOST_HANA_STRING("ffn_gate_shexp."), linear<Embd, FfShared, W>::tensors()),
-                hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_up_shexp."), linear<Embd, FfShared, W>::tensors()),
-                             detail::prefixed(BOOST_HANA_STRING("ffn_down_shexp."), linear<FfShared, Embd, W>::tensors())));
+                hana::concat(
+                    detail::prefixed(BOOST_HANA_STRING("ffn_up_shexp."), linear<Embd, FfShared, W>::tensors()),
+                    detail::prefixed(BOOST_HANA_STRING("ffn_down_shexp."), linear<FfShared, Embd, W>::tensors())));
             if constexpr (SharedGate)
-                return hana::append(hana::concat(routed, shared),
-                                    hana::make_pair(BOOST_HANA_STRING("ffn_gate_inp_shexp.weight"),
-                                                    tensor_spec{f32::value, 1, Embd}));
+                return hana::append(
+                    hana::concat(routed, shared),
+                    hana::make_pair(BOOST_HANA_STRING("ffn_gate_inp_shexp.weight"), tensor_spec{f32::value, 1, Embd}));
             else
                 return hana::concat(routed, shared);
         }
@@ -156,7 +157,9 @@ struct moe_mlp {
 };
 
 template <class Mlp>
-concept has_experts = requires { Mlp::n_expert; };
+concept has_experts = requires {
+    Mlp::n_expert;
+};
 
 // Pre-norm decoder block: x += attn(norm(x)); x += mlp(norm(x)). PostNorms: each sublayer's output
 // is normed again before its residual add (Gemma 2/3).
@@ -173,11 +176,10 @@ struct decoder_block {
             hana::concat(detail::prefixed(BOOST_HANA_STRING("ffn_norm."), rms_norm<Attention::n_embd, Norm>::tensors()),
                          Mlp::tensors()));
         if constexpr (PostNorms)
-            return hana::concat(
-                pre, hana::concat(detail::prefixed(BOOST_HANA_STRING("post_attention_norm."),
-                                                   rms_norm<Attention::n_embd, Norm>::tensors()),
-                                  detail::prefixed(BOOST_HANA_STRING("post_ffw_norm."),
-                                                   rms_norm<Attention::n_embd, Norm>::tensors())));
+            return hana::concat(pre, hana::concat(detail::prefixed(BOOST_HANA_STRING("post_attention_norm."),
+                                                                   rms_norm<Attention::n_embd, Norm>::tensors()),
+                                                  detail::prefixed(BOOST_HANA_STRING("post_ffw_norm."),
+                                                                   rms_norm<Attention::n_embd, Norm>::tensors())));
         else
             return pre;
     }

@@ -15,7 +15,7 @@
 
 namespace vramplan {
 
-inline constexpr std::size_t max_layers = 256;     // Llama-3.1-405B has 126
+inline constexpr std::size_t max_layers = 256;      // Llama-3.1-405B has 126
 inline constexpr std::size_t max_block_kinds = 16;  // distinct layer kinds (formats x variants) in one model
 
 // RoPE scaling as GGUF's {arch}.rope.scaling.type names it. Linear scaling divides positions by a
@@ -106,8 +106,7 @@ enum class ffn_kind : std::uint8_t { dense, moe, count };
 
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(attention_kind::count)> attention_kind_names{
     "full", "sliding", "none"};
-inline constexpr std::array<std::string_view, static_cast<std::size_t>(ffn_kind::count)> ffn_kind_names{"dense",
-                                                                                                       "moe"};
+inline constexpr std::array<std::string_view, static_cast<std::size_t>(ffn_kind::count)> ffn_kind_names{"dense", "moe"};
 constexpr std::string_view attention_kind_name(attention_kind k) {
     return attention_kind_names[static_cast<std::size_t>(k)];
 }
@@ -265,7 +264,6 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
     }
     return {};
 }
-
 
 // A shape is usable when every dimension is positive and the heads tile the attention width.
 constexpr void validate(const decoder_shape& s) {

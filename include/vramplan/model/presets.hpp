@@ -191,8 +191,8 @@ inline constexpr preset_entry gemma3_4b_entry{"Gemma-3-4B",
                                               3880263168};
 
 inline constexpr std::array<preset_entry, 16> catalog{
-    llama2_7b_entry,     llama2_13b_entry,   llama3_8b_entry, llama31_8b_entry, llama31_70b_entry, mistral_7b_entry,
-    qwen25_7b_entry,     tinyllama_entry,    phi3_mini_entry, stories260k_entry, qwen3_06b_entry,  qwen3_8b_entry,
+    llama2_7b_entry,     llama2_13b_entry,   llama3_8b_entry, llama31_8b_entry,  llama31_70b_entry, mistral_7b_entry,
+    qwen25_7b_entry,     tinyllama_entry,    phi3_mini_entry, stories260k_entry, qwen3_06b_entry,   qwen3_8b_entry,
     qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry, gemma3_4b_entry,
 };
 
@@ -200,10 +200,9 @@ inline constexpr std::array<preset_entry, 16> catalog{
 // Kv for the cache, Act for activations. Its layer templates take every number from the entry.
 namespace type_level {
 template <const preset_entry& E, storage_format W>
-using preset_attention =
-    layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim, W, E.shape.qkv_bias,
-                      static_cast<std::uint32_t>(E.shape.rope_base), W, E.shape.qk_norm, E.shape.sliding_window,
-                      E.shape.window_period>;
+using preset_attention = layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim, W,
+                                           E.shape.qkv_bias, static_cast<std::uint32_t>(E.shape.rope_base), W,
+                                           E.shape.qk_norm, E.shape.sliding_window, E.shape.window_period>;
 template <const preset_entry& E, storage_format W>
 using preset_mlp = std::conditional_t<
     E.shape.n_expert != 0,
@@ -212,10 +211,10 @@ using preset_mlp = std::conditional_t<
     layers::swiglu_mlp<E.shape.n_embd, E.shape.n_ff, W>>;
 template <const preset_entry& E, storage_format W, storage_format Kv, class Output, storage_format Embed,
           storage_format Act>
-using preset_transformer =
-    layers::decoder_transformer<E.shape.n_vocab, E.shape.n_layer,
-                                layers::decoder_block<preset_attention<E, W>, preset_mlp<E, W>, f32, E.shape.post_norms>,
-                                Embed, Output, Kv, Act, f32, E.shape.rope_freqs>;
+using preset_transformer = layers::decoder_transformer<
+    E.shape.n_vocab, E.shape.n_layer,
+    layers::decoder_block<preset_attention<E, W>, preset_mlp<E, W>, f32, E.shape.post_norms>, Embed, Output, Kv, Act,
+    f32, E.shape.rope_freqs>;
 }  // namespace type_level
 
 template <const preset_entry& E, storage_format W, storage_format Kv, class Output, storage_format Embed,

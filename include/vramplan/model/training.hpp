@@ -58,7 +58,8 @@ constexpr std::uint64_t lora_params(const decoder_shape& s, std::uint64_t rank) 
     std::uint64_t per_layer = 0;
     for (std::size_t r = 0; r < n_tensor_roles; ++r) {
         const auto role = static_cast<tensor_role>(r);
-        if (!is_matrix(role) || is_router(role) || !role_present(s, block_kind{{}, attention_kind::full, layer_ffn(s, 0)}, role))
+        if (!is_matrix(role) || is_router(role) ||
+            !role_present(s, block_kind{{}, attention_kind::full, layer_ffn(s, 0)}, role))
             continue;
         const auto e = role_extent(s, role);
         // Stacked experts get an adapter each.

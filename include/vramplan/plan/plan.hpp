@@ -90,7 +90,9 @@ struct plan {
     constexpr std::uint64_t kv_positions_of(std::uint64_t layer) const {
         return kv_positions(model.shape, model.layer(layer).attention, lim.context, lim.ubatch);
     }
-    constexpr std::uint64_t kv_rows_of(std::uint64_t layer) const { return checked_mul(kv_positions_of(layer), lim.batch); }
+    constexpr std::uint64_t kv_rows_of(std::uint64_t layer) const {
+        return checked_mul(kv_positions_of(layer), lim.batch);
+    }
     constexpr std::uint64_t kv_plane_of(std::uint64_t layer) const { return kv_plane[model.layer_kind[layer]]; }
     // Offset of layer l's K (values = false) or V plane within the GPU tier.
     constexpr std::uint64_t kv_plane_offset(std::uint64_t layer, bool values) const {
@@ -125,7 +127,7 @@ struct plan {
         const auto k = model.layer_kind[layer];
         const auto at = role_offset[k][static_cast<std::size_t>(r)];
         return is_routed_expert(r) && experts_on_host(layer) ? expert_offset[layer] + (at - expert_cut[k])
-                                                              : layer_offset[layer] + at;
+                                                             : layer_offset[layer] + at;
     }
     constexpr std::uint64_t streamed_layers() const { return model.shape.n_layer - gpu_layers; }
     // Bytes the GPU tier needs, the runtime reserve included.

@@ -80,7 +80,11 @@ public:
         const auto e = role_extent(p.model.shape, role);
         const format f = p.model.layer(layer)[role];
         const tier t = p.role_tier(layer, role);
-        return {base(t) + p.role_offset_in_tier(layer, role), tensor_bytes(f, e.all_rows(), e.cols), f, t, e.all_rows(),
+        return {base(t) + p.role_offset_in_tier(layer, role),
+                tensor_bytes(f, e.all_rows(), e.cols),
+                f,
+                t,
+                e.all_rows(),
                 e.cols};
     }
     tensor_view kv(std::uint64_t layer, bool values) const {

@@ -36,9 +36,8 @@ public:
         for (std::uint32_t k = 0; k < p.model.n_kinds; ++k)
             if (p.model.kinds[k].attention != attention_kind::full)
                 throw error("the forward pass runs layers that attend to the whole context; this model's " +
-                            std::string(attention_kind_name(p.model.kinds[k].attention)) +
-                            " layers (a window of " + std::to_string(p.model.shape.sliding_window) +
-                            " tokens) are planned but not run yet");
+                            std::string(attention_kind_name(p.model.kinds[k].attention)) + " layers (a window of " +
+                            std::to_string(p.model.shape.sliding_window) + " tokens) are planned but not run yet");
         for (std::size_t b = 0; b < g.n_buffers; ++b)
             buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
         // Resolve every op's kernel once (per layer kind for block ops), so a format the backend

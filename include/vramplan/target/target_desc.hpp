@@ -25,8 +25,8 @@ struct target_desc {
     std::uint64_t link_bandwidth = 0;    // host-to-device bytes/s (PCIe x16 generation, one direction)
     std::uint8_t cc_major = 0;
     std::uint8_t cc_minor = 0;
-    bool unified = false;           // one memory shared with the CPU (Jetson): no host tier
-    std::string_view aliases = "";  // space-separated extra names for look-up
+    bool unified = false;              // one memory shared with the CPU (Jetson): no host tier
+    std::string_view aliases = "";     // space-separated extra names for look-up
     std::uint64_t host_bandwidth = 0;  // host memory read bytes/s by the CPU; 0: default_host_bandwidth
 
     constexpr std::uint64_t budget() const { return capacity > reserve ? capacity - reserve : 0; }
