@@ -89,6 +89,34 @@ TEST_CASE("parameter counts of MoE, local/global and q/k-norm models, by hand fr
     const u64 gemma3 = model_params({2560, 8, 4, 256, 10240, true, true}, 34, 262208, true);
     CHECK(std::round(static_cast<double>(gemma3 - 262208ull * 2560 - 2560) / 1e6) == 3209);
     CHECK(param_count(gemma3_4b_entry.shape) == gemma3);
+    // Llama 3.2 1B and 3B (tied; 1.24B and 3.21B on their cards), Llama 3.3 70B (Llama 3.1's shape).
+    const u64 l32_1b = model_params({2048, 32, 8, 64, 8192}, 16, 128256, true);
+    CHECK(l32_1b == 1'235'814'400);
+    CHECK(billions(model_params({3072, 24, 8, 128, 8192}, 28, 128256, true), 2) == 3.21);
+    CHECK(param_count(llama32_1b_entry.shape) == l32_1b);
+    CHECK(param_count(llama32_3b_entry.shape) == model_params({3072, 24, 8, 128, 8192}, 28, 128256, true));
+    CHECK(param_count(llama33_70b_entry.shape) == model_params({8192, 64, 8, 128, 28672}, 80, 128256, false));
+    CHECK(model_params({8192, 64, 8, 128, 28672}, 80, 128256, false) == 70'553'706'496);
+    // Qwen3-32B: "32.8B, 31.2B non-embedding".
+    const u64 q32 = model_params({5120, 64, 8, 128, 25600, true}, 64, 151936, false);
+    CHECK(billions(q32, 1) == 32.8);
+    CHECK(billions(q32 - 2 * 151936ull * 5120 - 5120, 1) == 31.2);
+    CHECK(param_count(qwen3_32b_entry.shape) == q32);
+    // Qwen3-235B-A22B: "235B total, 22B activated, 234B non-embedding": 128 experts of 1536, 8 used.
+    const layer_numbers a22b{4096, 64, 4, 128, 12288, true, false, 128, 8, 1536};
+    const u64 q235 = model_params(a22b, 94, 151936, false);
+    CHECK(billions(q235, 0) == 235);
+    CHECK(billions(q235 - 2 * 151936ull * 4096 - 4096, 0) == 234);
+    CHECK(billions(model_params(a22b, 94, 151936, false, true), 0) == 22);
+    CHECK(param_count(qwen3_235b_a22b_entry.shape) == q235);
+    CHECK(active_param_count(qwen3_235b_a22b_entry.shape) == model_params(a22b, 94, 151936, false, true));
+    // Gemma 3 12B and 27B language models: the technical report's 10,759M and 25,600M non-embedding.
+    const u64 g12 = model_params({3840, 16, 8, 256, 15360, true, true}, 48, 262208, true);
+    const u64 g27 = model_params({5376, 32, 16, 128, 21504, true, true}, 62, 262208, true);
+    CHECK(std::round(static_cast<double>(g12 - 262208ull * 3840 - 3840) / 1e6) == 10759);
+    CHECK(std::round(static_cast<double>(g27 - 262208ull * 5376 - 5376) / 1e6) == 25600);
+    CHECK(param_count(gemma3_12b_entry.shape) == g12);
+    CHECK(param_count(gemma3_27b_entry.shape) == g27);
     // Dense models: the active count is the count.
     CHECK(active_param_count(llama3_8b_entry.shape) == param_count(llama3_8b_entry.shape));
     for (const auto& e : catalog) {

@@ -200,7 +200,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     const auto m = run("models");
     CHECK(m.rc == 0);
     CHECK(m.out.find("70,553,706,496") != std::string::npos);
-    CHECK(lines(m.out) == 17);                                        // a header and sixteen presets
+    CHECK(lines(m.out) == 24);                                        // a header and 23 presets
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);

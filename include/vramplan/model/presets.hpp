@@ -190,10 +190,121 @@ inline constexpr preset_entry gemma3_4b_entry{"Gemma-3-4B",
                                                .gelu = true},
                                               3880263168};
 
-inline constexpr std::array<preset_entry, 16> catalog{
+// Llama 3.2 and 3.3: Llama 3.1's RoPE scaling (rope_freqs); the small ones tie their embeddings.
+inline constexpr preset_entry llama32_1b_entry{"Llama-3.2-1B",
+                                               "llama3.2-1b",
+                                               {.n_vocab = 128256,
+                                                .n_embd = 2048,
+                                                .n_layer = 16,
+                                                .n_head = 32,
+                                                .n_head_kv = 8,
+                                                .head_dim = 64,
+                                                .n_ff = 8192,
+                                                .tied_output = true,
+                                                .rope_base = 500000.0f,
+                                                .norm_eps = 1e-5f,
+                                                .n_ctx_train = 131072,
+                                                .rope_freqs = true},
+                                               1235814400};
+inline constexpr preset_entry llama32_3b_entry{"Llama-3.2-3B",
+                                               "llama3.2-3b",
+                                               {.n_vocab = 128256,
+                                                .n_embd = 3072,
+                                                .n_layer = 28,
+                                                .n_head = 24,
+                                                .n_head_kv = 8,
+                                                .head_dim = 128,
+                                                .n_ff = 8192,
+                                                .tied_output = true,
+                                                .rope_base = 500000.0f,
+                                                .norm_eps = 1e-5f,
+                                                .n_ctx_train = 131072,
+                                                .rope_freqs = true},
+                                               3212749824};
+inline constexpr preset_entry llama33_70b_entry{
+    "Llama-3.3-70B",
+    "llama3.3-70b",
+    {128256, 8192, 80, 64, 8, 128, 28672, false, false, 500000.0f, 1e-5f, 131072, true},
+    70553706496};
+inline constexpr preset_entry qwen3_32b_entry{"Qwen3-32B",
+                                              "qwen3-32b",
+                                              {.n_vocab = 151936,
+                                               .n_embd = 5120,
+                                               .n_layer = 64,
+                                               .n_head = 64,
+                                               .n_head_kv = 8,
+                                               .head_dim = 128,
+                                               .n_ff = 25600,
+                                               .rope_base = 1000000.0f,
+                                               .norm_eps = 1e-6f,
+                                               .n_ctx_train = 40960,
+                                               .rope_neox = true,
+                                               .qk_norm = true},
+                                              32762123264};
+inline constexpr preset_entry qwen3_235b_a22b_entry{"Qwen3-235B-A22B",
+                                                    "qwen3-235b-a22b",
+                                                    {.n_vocab = 151936,
+                                                     .n_embd = 4096,
+                                                     .n_layer = 94,
+                                                     .n_head = 64,
+                                                     .n_head_kv = 4,
+                                                     .head_dim = 128,
+                                                     .n_ff = 12288,
+                                                     .rope_base = 1000000.0f,
+                                                     .norm_eps = 1e-6f,
+                                                     .n_ctx_train = 40960,
+                                                     .rope_neox = true,
+                                                     .n_expert = 128,
+                                                     .n_expert_used = 8,
+                                                     .n_ff_expert = 1536,
+                                                     .qk_norm = true},
+                                                    235093634560};
+inline constexpr preset_entry gemma3_12b_entry{"Gemma-3-12B",
+                                               "gemma3-12b gemma-3-12b",
+                                               {.n_vocab = 262208,
+                                                .n_embd = 3840,
+                                                .n_layer = 48,
+                                                .n_head = 16,
+                                                .n_head_kv = 8,
+                                                .head_dim = 256,
+                                                .n_ff = 15360,
+                                                .tied_output = true,
+                                                .rope_base = 1000000.0f,
+                                                .norm_eps = 1e-6f,
+                                                .n_ctx_train = 131072,
+                                                .rope_neox = true,
+                                                .sliding_window = 1024,
+                                                .window_period = 6,
+                                                .qk_norm = true,
+                                                .post_norms = true,
+                                                .gelu = true},
+                                               11766034176};
+inline constexpr preset_entry gemma3_27b_entry{"Gemma-3-27B",
+                                               "gemma3-27b gemma-3-27b",
+                                               {.n_vocab = 262208,
+                                                .n_embd = 5376,
+                                                .n_layer = 62,
+                                                .n_head = 32,
+                                                .n_head_kv = 16,
+                                                .head_dim = 128,
+                                                .n_ff = 21504,
+                                                .tied_output = true,
+                                                .rope_base = 1000000.0f,
+                                                .norm_eps = 1e-6f,
+                                                .n_ctx_train = 131072,
+                                                .rope_neox = true,
+                                                .sliding_window = 1024,
+                                                .window_period = 6,
+                                                .qk_norm = true,
+                                                .post_norms = true,
+                                                .gelu = true},
+                                               27009346304};
+
+inline constexpr std::array<preset_entry, 23> catalog{
     llama2_7b_entry,     llama2_13b_entry,   llama3_8b_entry, llama31_8b_entry,  llama31_70b_entry, mistral_7b_entry,
     qwen25_7b_entry,     tinyllama_entry,    phi3_mini_entry, stories260k_entry, qwen3_06b_entry,   qwen3_8b_entry,
-    qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry, gemma3_4b_entry,
+    qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry, gemma3_4b_entry, llama32_1b_entry, llama32_3b_entry,
+    llama33_70b_entry,   qwen3_32b_entry,    qwen3_235b_a22b_entry, gemma3_12b_entry, gemma3_27b_entry,
 };
 
 // The type-level model of a shape: W for every matrix (embedding and head included unless given),
@@ -281,6 +392,27 @@ using gemma2_9b = decoder_preset<gemma2_9b_entry, W, Kv, Output, Embed, Act>;
 template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
           storage_format Act = f32>
 using gemma3_4b = decoder_preset<gemma3_4b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using llama32_1b = decoder_preset<llama32_1b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using llama32_3b = decoder_preset<llama32_3b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using llama33_70b = decoder_preset<llama33_70b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using qwen3_32b = decoder_preset<qwen3_32b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using qwen3_235b_a22b = decoder_preset<qwen3_235b_a22b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using gemma3_12b = decoder_preset<gemma3_12b_entry, W, Kv, Output, Embed, Act>;
+template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32>
+using gemma3_27b = decoder_preset<gemma3_27b_entry, W, Kv, Output, Embed, Act>;
 
 inline const preset_entry* find(std::string_view name) { return detail::find_by_name(catalog, name, "model"); }
 
