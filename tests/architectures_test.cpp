@@ -458,3 +458,81 @@ TEST_CASE("experts in the host tier: the first N MoE layers' experts move, the r
     CHECK(view.data == a.base(tier::host) + up1->offset);
     CHECK(std::memcmp(view.data, want.data(), want.size()) == 0);
 }
+
+namespace {
+// A GGUF of an architecture vramplan has no graph for (StarCoder2's tensor names), zero-filled.
+void write_unknown(const std::string& path, std::uint32_t block_count, bool kv_keys = true) {
+    io::gguf_writer w;
+    w.set_string("general.architecture", "starcoder2").set_u32("starcoder2.block_count", block_count);
+    if (kv_keys)
+        w.set_u32("starcoder2.embedding_length", 64)
+            .set_u32("starcoder2.attention.head_count", 4)
+            .set_u32("starcoder2.attention.head_count_kv", 2);
+    auto tensor = [&](const std::string& name, std::vector<u64> dims, format f) {
+        u64 rows = 1;
+        for (std::size_t d = 1; d < dims.size(); ++d) rows *= dims[d];
+        const std::vector<std::uint8_t> zeros(tensor_bytes(f, rows, dims[0]));
+        w.add_tensor(name, dims, f, zeros.data(), zeros.size());
+    };
+    const format f32{format_id::f32}, q8{format_id::q8_0};
+    tensor("token_embd.weight", {64, 100}, q8);
+    tensor("output_norm.weight", {64}, f32);
+    tensor("output_norm.bias", {64}, f32);
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        tensor(p + "attn_norm.weight", {64}, f32);
+        tensor(p + "attn_norm.bias", {64}, f32);
+        tensor(p + "attn_qkv.weight", {64, 128}, q8);  // q 64 + k 32 + v 32
+        tensor(p + "ffn_up.weight", {64, 256}, q8);
+        tensor(p + "ffn_down.weight", {256, 64}, q8);
+    }
+    w.write(path);
+}
+}  // namespace
+
+TEST_CASE("any GGUF file: an architecture without a graph plans every tensor's bytes and its KV, no activations") {
+    const std::string path = temp_path("vramplan_unknown_arch.gguf");
+    write_unknown(path, 2);
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file);
+    CHECK_FALSE(m.shape.activations_planned);
+    // Q8_0 stores 32 values in 34 bytes: embedding 100 x 64, per layer qkv 128 x 64, up 256 x 64,
+    // down 64 x 256; f32 norms and biases 64 values each (2 global, 2 per layer).
+    const u64 layer = (128 + 256 + 64 * 4) * 2 * 34 + 2 * 64 * 4;
+    const u64 global = 100 * 2 * 34 + 2 * 64 * 4;
+    CHECK(weight_bytes(m) == 2 * layer + global);
+    u64 file_bytes = 0;
+    for (const auto& t : file.tensors()) file_bytes += t.bytes;
+    CHECK(weight_bytes(m) == file_bytes);
+    CHECK(param_count(m) == 100 * 64 + 2 * 64 + 2 * (128 * 64 + 256 * 64 + 64 * 256 + 2 * 64));
+    // KV from the generic keys: 2 KV heads of 64 / 4 = 16 values, f16, K and V, 2 layers.
+    const plan p =
+        plan_inference(m, target_desc{"gpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64}, {.alignment = 32});
+    CHECK(p.gpu.kv.bytes == 2ull * 1024 * 2 * 16 * 2 * 2);
+    CHECK(p.gpu.activations.bytes == 0);
+    CHECK(p.graph.n_ops == 0);
+    // The plan's weights are the file's tensor data plus each block's padding to the alignment.
+    CHECK(p.gpu.weights.bytes == align_up(global, 32) + 2 * align_up(layer, 32));
+    const auto all = buffers(p);
+    REQUIRE(find_buffer(all, "blk.1 tensors"));
+    CHECK(find_buffer(all, "blk.1 tensors")->bytes == layer);
+    CHECK(find_buffer(all, "global tensors")->bytes == global);
+    // Offloading works on the opaque layers as on any others.
+    const plan half = plan_inference(m, target_desc{"gpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64},
+                                     {.alignment = 32, .gpu_layers = 1});
+    CHECK(half.host.weights.bytes == align_up(layer, 32));
+    // It cannot run, and says so when a forward pass is built.
+    runtime::cpu_backend backend;
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{a},
+                         doctest::Contains("no forward graph for this architecture"), error);
+    // Without head counts there is no KV to plan; a tensor past block_count is an error.
+    write_unknown(path, 2, false);
+    CHECK(plan_inference(io::describe(io::gguf_file::open(path)), target_desc{"gpu", 1ull << 30, 0}, {}).gpu.kv.bytes ==
+          0);
+    write_unknown(path, 1);
+    CHECK_THROWS_WITH_AS(io::describe(io::gguf_file::open(path)),
+                         doctest::Contains("tensor 'blk.1.attn_norm.weight' belongs to layer 1, but block_count is 1"),
+                         error);
+    std::filesystem::remove(path);
+}

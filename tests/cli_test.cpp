@@ -693,3 +693,30 @@ TEST_CASE("a gemma3 config.json plans its text model and says the vision tower i
     CHECK(run("plan -m " + path + " -g rtx-4090 --ctx 8192").out.find("note    the vision tower") != std::string::npos);
     std::filesystem::remove(path);
 }
+
+TEST_CASE("a GGUF file of an architecture without a graph: weights and KV planned, activations not, and said so") {
+    const std::string path = temp("vramplan_cli_unknown.gguf");
+    vramplan::io::gguf_writer w;
+    w.set_string("general.architecture", "rwkv7")
+        .set_u32("rwkv7.block_count", 1)
+        .set_u32("rwkv7.embedding_length", 64)
+        .set_u32("rwkv7.attention.head_count", 4);
+    const std::vector<float> zeros(64 * 64);
+    w.add_tensor("token_embd.weight", {64, 64}, vramplan::format{vramplan::format_id::f32}, zeros.data(), 64 * 64 * 4);
+    w.add_tensor("blk.0.time_mix.weight", {64, 64}, vramplan::format{vramplan::format_id::f32}, zeros.data(),
+                 64 * 64 * 4);
+    w.write(path);
+    const auto j = run_json("plan -m " + path + " -g rtx-4090 --ctx 256", 0);
+    CHECK(j["activations_planned"] == false);
+    CHECK(j["activations_bytes"] == 0);
+    CHECK(j["weights_bytes"] == 2 * 64 * 64 * 4);  // both tensors, 256-byte multiples already
+    CHECK(j["params"] == 2 * 64 * 64);
+    CHECK(j["kv_bytes"] == 256 * 64 * 2 * 2);  // 4 KV heads of 16 (head_count_kv defaults to head_count), f16
+    REQUIRE(j["notes"].size() == 1);
+    CHECK(j["notes"][0].get<std::string>().find("architecture 'rwkv7': weights and KV planned, activations not") !=
+          std::string::npos);
+    const auto c = run("check -m " + path + " -g rtx-4090 --ctx 256");
+    CHECK(c.rc == 0);
+    CHECK(c.out.find("(weights, KV and reserve; activations not included)") != std::string::npos);
+    std::filesystem::remove(path);
+}

@@ -89,6 +89,12 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
                      ? file.get_string("general.name")
                      : spec;
         c.desc = io::describe(file, c.name);
+        if (!c.desc.shape.activations_planned)
+            c.notes.push_back(
+                "architecture '" + file.get_string("general.architecture") +
+                "': weights and KV planned, activations not (vramplan has no forward graph for it); "
+                "the verdict covers weights, KV cache and reserve" +
+                (c.desc.shape.kv_dim() ? std::string() : ", and the file gives no KV heads: KV not planned either"));
     } else if (ends_with(spec, ".json")) {
         c.source = "config.json";
         c.name = spec;

@@ -46,11 +46,13 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
         ".rope_freqs = {}, "
         ".scaling = {}, .scaling_factor = {:.9e}f, .rope_neox = {}, .n_expert = {}, .n_expert_used = {}, "
         ".n_ff_expert = {}, .n_ff_shared = {}, .shared_expert_gate = {}, .norm_topk_prob = {}, .sliding_window = {}, "
-        ".window_period = {}, .qk_norm = {}, .post_norms = {}, .gelu = {}}};\n",
+        ".window_period = {}, .qk_norm = {}, .post_norms = {}, .gelu = {}, .activations_planned = {}}};\n",
         s.n_vocab, s.n_embd, s.n_layer, s.n_head, s.n_head_kv, s.head_dim, s.n_ff, s.qkv_bias, s.tied_output,
         s.rope_base, s.norm_eps, s.n_ctx_train, s.rope_freqs, rope_scaling_literal(s.scaling), s.scaling_factor,
         s.rope_neox, s.n_expert, s.n_expert_used, s.n_ff_expert, s.n_ff_shared, s.shared_expert_gate, s.norm_topk_prob,
-        s.sliding_window, s.window_period, s.qk_norm, s.post_norms, s.gelu);
+        s.sliding_window, s.window_period, s.qk_norm, s.post_norms, s.gelu, s.activations_planned);
+    h += fmt::format("        m.global_opaque_bytes = {};\n        m.global_opaque_params = {};\n",
+                     m.global_opaque_bytes, m.global_opaque_params);
     h += fmt::format(
         "        m.token_embd = {};\n        m.output = {};\n        m.output_norm = {};\n        m.kv = {};\n        "
         "m.activations = {};\n",
@@ -59,8 +61,9 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
     for (std::uint32_t k = 0; k < m.n_kinds; ++k) {
         h += fmt::format(
             "        vramplan::block_kind kind{}{{.attention = vramplan::attention_kind::{}, .ffn = "
-            "vramplan::ffn_kind::{}}};\n",
-            k, attention_kind_name(m.kinds[k].attention), ffn_kind_name(m.kinds[k].ffn));
+            "vramplan::ffn_kind::{}, .opaque_bytes = {}, .opaque_params = {}}};\n",
+            k, attention_kind_name(m.kinds[k].attention), ffn_kind_name(m.kinds[k].ffn), m.kinds[k].opaque_bytes,
+            m.kinds[k].opaque_params);
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const std::string_view role = role_name(static_cast<tensor_role>(r));
             h += fmt::format("        kind{}[vramplan::tensor_role::{}] = {};\n", k,

@@ -237,12 +237,13 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
                        fits ? "fits" : "does not fit", in.model.name, devices_name, worst, in.devices[worst].name,
                        cli::human(pipeline[worst].needed()), cli::human(pipeline[worst].capacity));
         } else if (fits) {
-            fmt::print("fits: {} on {} needs {} of {} ({} free)\n", in.model.name, in.gpu.name,
+            fmt::print("fits: {} on {} needs {} of {} ({} free){}\n", in.model.name, in.gpu.name,
                        cli::human(s.p.needed()), cli::human(in.gpu.capacity),
-                       cli::human(in.gpu.capacity - s.p.needed()));
+                       cli::human(in.gpu.capacity - s.p.needed()), cli::unplanned_activations_suffix(s.p));
         } else {
-            fmt::print("does not fit: {} on {} needs {}, budget {}, short by {}\n", in.model.name, in.gpu.name,
-                       cli::human(s.p.needed()), cli::human(in.gpu.capacity), cli::human(s.p.shortfall()));
+            fmt::print("does not fit: {} on {} needs {}, budget {}, short by {}{}\n", in.model.name, in.gpu.name,
+                       cli::human(s.p.needed()), cli::human(in.gpu.capacity), cli::human(s.p.shortfall()),
+                       cli::unplanned_activations_suffix(s.p));
         }
     } else if (advise_only) {
         fmt::print("{} on {}: needs {} of {} ({})\n\n", in.model.name, in.gpu.name, cli::human(s.p.needed()),

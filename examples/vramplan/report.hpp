@@ -121,12 +121,17 @@ inline std::string composition_bar(const plan& p) {
                        p.needed() > p.target.capacity ? " (over capacity)" : "");
 }
 
+// What a verdict leaves out for an architecture without a graph, said next to it.
+inline std::string unplanned_activations_suffix(const plan& p) {
+    return p.model.shape.activations_planned ? std::string() : " (weights, KV and reserve; activations not included)";
+}
+
 inline void print_plan(const plan_summary& s) {
     const plan& p = s.p;
     const auto& sh = p.model.shape;
     fmt::print(
         "model   {}: {} parameters{}, {} layers, {} heads ({} KV), head_dim {}\n", p.model.name,
-        with_separators(param_count(sh)),
+        with_separators(param_count(p.model)),
         sh.n_expert ? fmt::format(" ({} active per token)", with_separators(active_param_count(sh))) : std::string(),
         sh.n_layer, sh.n_head, sh.n_head_kv, sh.head_dim);
     if (sh.n_expert)
@@ -148,7 +153,8 @@ inline void print_plan(const plan_summary& s) {
     fmt::print("\n");
     auto all = buffers(p);
     const forward_graph& g = p.graph;
-    const std::string block_steps = step_range(g.block_begin, static_cast<std::uint16_t>(g.block_end - 1));
+    const std::string block_steps =
+        g.n_ops ? step_range(g.block_begin, static_cast<std::uint16_t>(g.block_end - 1)) : std::string("-");
     const std::string kv_steps = step_range(g.first_op(op_kind::kv_append), g.first_op(op_kind::attention));
     std::stable_sort(all.begin(), all.end(),
                      [](const buffer_info& a, const buffer_info& b) { return a.offset < b.offset; });
@@ -233,9 +239,11 @@ inline void print_plan(const plan_summary& s) {
     fmt::print("needed  {} ({} B, reserve included) of {}\n", human(p.needed()), with_separators(p.needed()),
                human(p.target.capacity));
     if (p.fits())
-        fmt::print("verdict FITS, {} to spare\n", human(p.target.capacity - p.needed()));
+        fmt::print("verdict FITS, {} to spare{}\n", human(p.target.capacity - p.needed()),
+                   unplanned_activations_suffix(p));
     else
-        fmt::print("verdict DOES NOT FIT: short by {} ({} B)\n", human(p.shortfall()), with_separators(p.shortfall()));
+        fmt::print("verdict DOES NOT FIT: short by {} ({} B){}\n", human(p.shortfall()), with_separators(p.shortfall()),
+                   unplanned_activations_suffix(p));
     if (!p.fits() && s.local) print_local_shortfall(*s.local, p);
     fmt::print("largest context that fits with every layer on the GPU: {}{}\n",
                s.max_ctx ? fmt::format("{} tokens", s.max_ctx) : std::string("none"),
@@ -287,7 +295,8 @@ inline nlohmann::json plan_json(const plan_summary& s) {
     j["model"] = std::string(p.model.name);
     j["gpu"] = std::string(p.target.name);
     j["fits"] = p.fits();
-    j["params"] = param_count(p.model.shape);
+    j["params"] = param_count(p.model);
+    j["activations_planned"] = p.model.shape.activations_planned;
     j["active_params"] = active_param_count(p.model.shape);
     const auto& sh = p.model.shape;
     j["experts"] = sh.n_expert ? nlohmann::json{{"count", sh.n_expert},

@@ -59,11 +59,12 @@ inline std::string known_architectures() {
     return s;
 }
 
-inline const gguf_architecture& find_architecture(const std::string& name, const gguf_file& g) {
+// The row of a known architecture, or nullptr: io::describe then plans the file's tensors as
+// opaque bytes (weights and KV, no activations).
+inline const gguf_architecture* find_architecture(std::string_view name) {
     for (const auto& a : gguf_architectures)
-        if (a.name == name) return a;
-    g.fail("architecture '" + name + "' is not supported; vramplan describes " + known_architectures() +
-           " (Llama 2/3, Mistral, Mixtral, TinyLlama, Qwen2/2.5, Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma 2 and 3)");
+        if (a.name == name) return &a;
+    return nullptr;
 }
 
 }  // namespace vramplan::io

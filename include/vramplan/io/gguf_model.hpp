@@ -4,7 +4,10 @@
 // are rows of one table (io/gguf_architectures.hpp); what differs between them is data.
 #pragma once
 
+#include <array>
+#include <charconv>
 #include <string>
+#include <system_error>
 #include <unordered_set>
 
 #include "vramplan/io/gguf_architectures.hpp"
@@ -120,8 +123,62 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     return s;
 }
 
+// A file of an architecture vramplan has no graph for: every tensor is grouped by its blk.N. prefix
+// into its layer or else into the global tensors, and planned as exact opaque bytes; the KV cache
+// comes from the generic keys (block_count, head_count_kv, key_length and value_length) when the
+// file has them; activations are not planned, and the description says so.
+inline model_desc describe_opaque(const gguf_file& g, const std::string& arch, std::string_view name) {
+    const std::string p = arch + ".";
+    decoder_shape s;
+    s.activations_planned = false;
+    s.n_layer = g.get_uint(p + "block_count", 0);
+    if (s.n_layer > max_layers)
+        g.fail("block_count is " + std::to_string(s.n_layer) + "; vramplan plans at most 256 layers");
+    s.n_embd = g.get_uint(p + "embedding_length", 0);
+    s.n_ctx_train = g.get_uint(p + "context_length", 0);
+    s.n_head = s.n_layer ? detail::uniform_per_layer(g, p + "attention.head_count", s.n_layer, 0) : 0;
+    s.n_head_kv = s.n_layer ? detail::uniform_per_layer(g, p + "attention.head_count_kv", s.n_layer, s.n_head) : 0;
+    const std::uint64_t k =
+        g.get_uint(p + "attention.key_length", s.n_head && s.n_embd % s.n_head == 0 ? s.n_embd / s.n_head : 0);
+    if (g.get_uint(p + "attention.value_length", k) != k)
+        g.fail("attention.value_length differs from attention.key_length; vramplan plans equal K and V heads");
+    s.head_dim = k;
+    if (const gguf_tensor_info* embd = g.find_tensor("token_embd.weight"); embd && embd->dims.size() == 2)
+        s.n_vocab = embd->dims[1];
+    validate(s);
+    model_desc m;
+    m.shape = s;
+    m.name = name;
+    std::array<block_kind, max_layers> layers{};
+    for (const auto& t : g.tensors()) {
+        std::uint64_t elements = 1;
+        for (auto d : t.dims) elements = checked_mul(elements, d);
+        // "blk.<N>.<anything>" is layer N's.
+        std::uint64_t layer = 0;
+        const char* end = t.name.data() + t.name.size();
+        const auto [after, ec] = t.name.starts_with("blk.") ? std::from_chars(t.name.data() + 4, end, layer)
+                                                            : std::from_chars_result{end, std::errc::invalid_argument};
+        const bool in_layer = ec == std::errc{} && after != end && *after == '.';
+        if (in_layer && layer < s.n_layer) {
+            layers[layer].opaque_bytes = checked_add(layers[layer].opaque_bytes, t.bytes);
+            layers[layer].opaque_params = checked_add(layers[layer].opaque_params, elements);
+        } else if (in_layer) {
+            g.fail("tensor '" + t.name + "' belongs to layer " + std::to_string(layer) + ", but block_count is " +
+                   std::to_string(s.n_layer));
+        } else {
+            m.global_opaque_bytes = checked_add(m.global_opaque_bytes, t.bytes);
+            m.global_opaque_params = checked_add(m.global_opaque_params, elements);
+        }
+    }
+    for (std::uint64_t l = 0; l < s.n_layer; ++l) m.set_layer(l, layers[l]);
+    return m;
+}
+
 inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
-    const gguf_architecture& a = find_architecture(g.get_string("general.architecture"), g);
+    const std::string& arch = g.get_string("general.architecture");
+    const gguf_architecture* known = find_architecture(arch);
+    if (!known) return describe_opaque(g, arch, name);
+    const gguf_architecture& a = *known;
     const decoder_shape s = describe_shape(g, a);
     model_desc m;
     m.shape = s;

@@ -33,6 +33,13 @@ constexpr std::uint64_t count_params(const decoder_shape& s, bool active) {
 
 // Every parameter, as model cards count them (rope_freqs.weight is a buffer, not a parameter).
 constexpr std::uint64_t param_count(const decoder_shape& s) { return detail::count_params(s, false); }
+// The same for a description, whose opaque tensors (an architecture without a graph) count too.
+constexpr std::uint64_t param_count(const model_desc& m) {
+    if (m.shape.activations_planned) return param_count(m.shape);
+    std::uint64_t n = m.global_opaque_params;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) n = checked_add(n, m.layer(l).opaque_params);
+    return n;
+}
 
 // The parameters one token uses: all but the routed experts the router does not choose, whose
 // n_expert - n_expert_used planes per layer are skipped (the "A3B" of Qwen3-30B-A3B). The
@@ -47,19 +54,22 @@ constexpr std::uint64_t role_bytes(const model_desc& m, const block_kind& b, ten
 
 // Unpadded bytes of one layer's weights; the planner adds alignment between tensors.
 constexpr std::uint64_t block_weight_bytes(const model_desc& m, const block_kind& b) {
-    std::uint64_t n = 0;
+    std::uint64_t n = b.opaque_bytes;
     for (std::size_t r = 0; r < n_tensor_roles; ++r) n = checked_add(n, role_bytes(m, b, static_cast<tensor_role>(r)));
     return n;
 }
 
+// Without a graph, the global tensors are opaque bytes (global_opaque_bytes), not these three.
 constexpr std::uint64_t token_embd_bytes(const model_desc& m) {
-    return tensor_bytes(m.token_embd, m.shape.n_vocab, m.shape.n_embd);
+    return m.shape.activations_planned ? tensor_bytes(m.token_embd, m.shape.n_vocab, m.shape.n_embd) : 0;
 }
 constexpr std::uint64_t output_bytes(const model_desc& m) {
-    return m.shape.tied_output ? 0 : tensor_bytes(m.output, m.shape.n_vocab, m.shape.n_embd);
+    return m.shape.tied_output || !m.shape.activations_planned
+               ? 0
+               : tensor_bytes(m.output, m.shape.n_vocab, m.shape.n_embd);
 }
 constexpr std::uint64_t output_norm_bytes(const model_desc& m) {
-    return tensor_bytes(m.output_norm, 1, m.shape.n_embd);
+    return m.shape.activations_planned ? tensor_bytes(m.output_norm, 1, m.shape.n_embd) : 0;
 }
 constexpr std::uint64_t rope_freqs_bytes(const model_desc& m) {
     return m.shape.rope_freqs ? checked_mul(m.shape.head_dim / 2, 4) : 0;
@@ -69,6 +79,7 @@ constexpr std::uint64_t rope_freqs_bytes(const model_desc& m) {
 constexpr std::uint64_t weight_bytes(const model_desc& m) {
     std::uint64_t n = checked_add(checked_add(token_embd_bytes(m), output_bytes(m)),
                                   checked_add(output_norm_bytes(m), rope_freqs_bytes(m)));
+    n = checked_add(n, m.global_opaque_bytes);
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) n = checked_add(n, block_weight_bytes(m, m.layer(l)));
     return n;
 }

@@ -88,6 +88,11 @@ struct decoder_shape {
     bool post_norms = false;  // RMSNorm of each sublayer's output before its residual add (Gemma 2/3)
     bool gelu = false;        // the feed-forward gate is GELU (tanh form), not SiLU (Gemma)
 
+    // False for an architecture vramplan has no forward graph for (a GGUF file of another
+    // architecture): its tensors are planned as opaque bytes per layer and globally, its KV from
+    // the generic keys, and no activations; every report says so.
+    bool activations_planned = true;
+
     friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
 
     constexpr std::uint64_t q_dim() const { return checked_mul(n_head, head_dim); }
@@ -136,6 +141,10 @@ struct block_kind {
     block_formats formats{};
     attention_kind attention = attention_kind::full;
     ffn_kind ffn = ffn_kind::dense;
+    // Tensors of the layer that no role names (an architecture without a graph): their exact bytes
+    // and values, planned as one block of the layer's slot.
+    std::uint64_t opaque_bytes = 0;
+    std::uint64_t opaque_params = 0;
     constexpr format operator[](tensor_role r) const { return formats[r]; }
     constexpr format& operator[](tensor_role r) { return formats[r]; }
     friend constexpr bool operator==(const block_kind&, const block_kind&) = default;
@@ -144,6 +153,7 @@ struct block_kind {
 // Whether a layer of kind b has a tensor of role r.
 constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_role r) {
     using enum tensor_role;
+    if (!s.activations_planned) return false;  // every tensor is opaque
     const bool moe = b.ffn == ffn_kind::moe, attends = b.attention != attention_kind::none;
     switch (r) {
         case attn_norm:
@@ -186,6 +196,9 @@ struct model_desc {
     std::array<block_kind, max_block_kinds> kinds{};
     std::uint32_t n_kinds = 0;
     std::array<std::uint8_t, max_layers> layer_kind{};
+    // Global tensors no role names (an architecture without a graph: all of them), in the GPU tier.
+    std::uint64_t global_opaque_bytes = 0;
+    std::uint64_t global_opaque_params = 0;
 
     friend constexpr bool operator==(const model_desc&, const model_desc&) = default;
 
@@ -265,8 +278,15 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
     return {};
 }
 
-// A shape is usable when every dimension is positive and the heads tile the attention width.
+// A shape is usable when every dimension is positive and the heads tile the attention width. A
+// shape without a graph needs only its layer count and, for its KV cache, heads that tile.
 constexpr void validate(const decoder_shape& s) {
+    if (!s.activations_planned) {
+        if (s.n_layer > max_layers) throw error("vramplan plans at most 256 layers");
+        if (s.n_head_kv != 0 && s.n_head % s.n_head_kv != 0)
+            throw error("n_head must be a multiple of n_head_kv (grouped-query attention)");
+        return;
+    }
     if (s.n_vocab == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
         s.n_ff == 0)
         throw error(
@@ -295,10 +315,11 @@ constexpr void validate_formats(const model_desc& m) {
                         " values, which " + name(f) + " cannot store (it needs a multiple of " +
                         std::to_string(block_elements(f)) + "); keep this tensor in another format, e.g. f16");
     };
+    check(m.kv, m.shape.kv_dim(), "", "KV cache row (n_head_kv x head_dim)");
+    if (!m.shape.activations_planned) return;  // opaque tensors: their file says what they are
     check(m.token_embd, m.shape.n_embd, "", "token_embd.weight");
     check(m.output, m.shape.n_embd, "", "output.weight");
     check(m.output_norm, m.shape.n_embd, "", "output_norm.weight");
-    check(m.kv, m.shape.kv_dim(), "", "KV cache row (n_head_kv x head_dim)");
     for (std::uint32_t k = 0; k < m.n_kinds; ++k)
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);

@@ -43,12 +43,28 @@ inline std::vector<buffer_info> buffers(const plan& p) {
         out.push_back({std::move(name), buffer_kind::weights, t, offset, b, align_up(b, p.options.alignment), st, st,
                        true, layer, f, rows, cols});
     };
+    // An architecture without a graph: its tensors as one opaque block globally and per layer.
+    auto opaque = [&](std::string name, tier t, std::uint64_t offset, std::uint64_t bytes, std::int64_t layer) {
+        if (bytes)
+            out.push_back({std::move(name), buffer_kind::weights, t, offset, bytes,
+                           align_up(bytes, p.options.alignment), 0, 0, true, layer, format{format_id::i8}, 1, bytes});
+    };
     using enum global_tensor;
-    weight("token_embd.weight", p.token_embd_tier, p.token_embd_offset, p.model.token_embd, s.n_vocab, s.n_embd,
-           global_weight(token_embd), -1);
-    weight("output_norm.weight", tier::gpu, p.output_norm_offset, p.model.output_norm, 1, s.n_embd,
-           global_weight(output_norm), -1);
-    if (!s.tied_output)
+    if (!s.activations_planned) {
+        opaque("global tensors", tier::gpu, p.global_opaque_offset, p.model.global_opaque_bytes, -1);
+        for (std::uint64_t l = 0; l < s.n_layer; ++l) {
+            const std::uint64_t b = p.model.layer(l).opaque_bytes;
+            opaque("blk." + std::to_string(l) + " tensors", p.layer_tier(l),
+                   p.layer_offset[l] + p.block_stride[p.model.layer_kind[l]] - align_up(b, p.options.alignment), b,
+                   static_cast<std::int64_t>(l));
+        }
+    } else {
+        weight("token_embd.weight", p.token_embd_tier, p.token_embd_offset, p.model.token_embd, s.n_vocab, s.n_embd,
+               global_weight(token_embd), -1);
+        weight("output_norm.weight", tier::gpu, p.output_norm_offset, p.model.output_norm, 1, s.n_embd,
+               global_weight(output_norm), -1);
+    }
+    if (!s.tied_output && s.activations_planned)
         weight("output.weight", tier::gpu, p.output_offset, p.model.output, s.n_vocab, s.n_embd, global_weight(output),
                -1);
     if (s.rope_freqs)
@@ -80,7 +96,8 @@ inline std::vector<buffer_info> buffers(const plan& p) {
     for (std::uint64_t i = 0; i < (p.staging_slot ? 2u : 0u); ++i)
         out.push_back({"staging." + std::to_string(i), buffer_kind::staging, tier::gpu,
                        p.gpu.staging.offset + i * p.staging_slot, p.staging_slot, p.staging_slot, g.block_begin,
-                       static_cast<std::uint16_t>(g.block_end - 1), true, -1, format{format_id::i8}, 0, 0});
+                       static_cast<std::uint16_t>(g.block_end ? g.block_end - 1 : 0), true, -1, format{format_id::i8},
+                       0, 0});
     return out;
 }
 

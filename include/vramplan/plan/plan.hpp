@@ -69,7 +69,8 @@ struct plan {
     std::array<std::uint64_t, max_layers> expert_offset{};
     tier token_embd_tier = tier::gpu;
     std::uint64_t token_embd_offset = 0, output_norm_offset = 0, output_offset = 0;  // token_embd within its tier
-    std::uint64_t rope_freqs_offset = 0;  // GPU tier; meaningful when model.shape.rope_freqs
+    std::uint64_t rope_freqs_offset = 0;     // GPU tier; meaningful when model.shape.rope_freqs
+    std::uint64_t global_opaque_offset = 0;  // GPU tier: an architecture without a graph's global tensors
 
     // KV cache (GPU tier): per layer a K plane then a V plane of kv_plane[kind] bytes each (aligned),
     // layer l's K plane at kv_offset[l] within the KV region. Sliding-window layers hold their ring.
@@ -151,6 +152,9 @@ constexpr void lay_out_blocks(plan& p) {
             if (r == first_routed_expert_role) p.expert_cut[k] = at;
             at = checked_add(at, aligned(p, role_bytes(p.model, p.model.kinds[k], static_cast<tensor_role>(r))));
         }
+        if (p.model.kinds[k].opaque_bytes) {  // an architecture without a graph: the layer's tensors in one block
+            at = checked_add(at, aligned(p, p.model.kinds[k].opaque_bytes));
+        }
         p.block_stride[k] = at;
     }
 }
@@ -183,6 +187,7 @@ constexpr std::uint64_t lay_out_kv(plan& p) {
 }
 
 constexpr void lay_out_activations(plan& p) {
+    if (!p.model.shape.activations_planned) return;  // no graph: no activations planned (reports say so)
     p.act = graph_activations(p.graph, p.model.activations, p.lim);
     const std::size_t n = p.graph.n_buffers;
     std::array<lifetime_request, max_graph_buffers> req{};
@@ -214,6 +219,7 @@ constexpr tier_sizes fixed_sizes(const plan& p) {
     t.gpu_fixed =
         checked_add(checked_add(aligned(p, output_bytes(p.model)), aligned(p, output_norm_bytes(p.model))),
                     checked_add(checked_add(kv, p.gpu.activations.bytes), aligned(p, rope_freqs_bytes(p.model))));
+    t.gpu_fixed = checked_add(t.gpu_fixed, aligned(p, p.model.global_opaque_bytes));
     t.token_embd = aligned(p, token_embd_bytes(p.model));
     t.staging_floor = aligned(p, checked_mul(p.lim.tokens_per_pass(), p.model.shape.n_embd, 4));
     return t;
@@ -278,6 +284,8 @@ constexpr void place_weights_and_tiers(plan& p) {
     gpu_at = checked_add(gpu_at, aligned(p, output_bytes(p.model)));
     p.rope_freqs_offset = gpu_at;
     gpu_at = checked_add(gpu_at, aligned(p, rope_freqs_bytes(p.model)));
+    p.global_opaque_offset = gpu_at;
+    gpu_at = checked_add(gpu_at, aligned(p, p.model.global_opaque_bytes));
     std::uint64_t max_streamed = 0, moe_before = 0;
     for (std::uint64_t l = 0; l < n; ++l) {
         const std::uint64_t s = layer_stride(p, l);
@@ -332,7 +340,7 @@ constexpr plan plan_inference(const model_desc& model, const target_desc& target
     p.lim = lim;
     p.options = options;
     p.gpu.kv.bytes = detail::lay_out_kv(p);
-    p.graph = decoder_graph(model.shape);
+    if (model.shape.activations_planned) p.graph = decoder_graph(model.shape);
     detail::lay_out_blocks(p);
     detail::lay_out_activations(p);
     detail::place_weights_and_tiers(p);

@@ -30,6 +30,10 @@ public:
             throw error(
                 "the arena's weights are incomplete: loading them failed part way; load them again before building a "
                 "forward pass");
+        if (!p.model.shape.activations_planned)
+            throw error(
+                "vramplan has no forward graph for this architecture: its weights and KV cache are planned, "
+                "but it cannot run");
         if (p.model.activations != format{format_id::f32})
             throw error("the forward pass keeps activations in f32; plan with f32 activations");
         check_rope_supported(p.model.shape);
