@@ -237,6 +237,7 @@ struct moe_file {
     u64 per_layer_heads_count = 2;
     std::string arch = "llama";
     u64 window = ~0ull;  // written as {arch}.attention.sliding_window unless ~0
+    u64 dense_lead = 0;  // {arch}.leading_dense_block_count: the first layers are dense
     void write(const std::string& path) const {
         io::gguf_writer w;
         const std::string a = arch + ".";
@@ -254,6 +255,7 @@ struct moe_file {
         else
             w.set_u32(a + "attention.head_count_kv", static_cast<std::uint32_t>(kv_heads));
         if (window != ~0ull) w.set_u32(a + "attention.sliding_window", static_cast<std::uint32_t>(window));
+        if (dense_lead) w.set_u32(a + "leading_dense_block_count", static_cast<std::uint32_t>(dense_lead));
         const format f32{format_id::f32};
         auto tensor = [&](const std::string& name, std::vector<u64> dims) {
             u64 n = 1;
@@ -273,7 +275,7 @@ struct moe_file {
             tensor(p + "attn_v.weight", {embd, kv_heads * hd});
             tensor(p + "attn_output.weight", {heads * hd, embd});
             tensor(p + "ffn_norm.weight", {embd});
-            if (experts == 0) {
+            if (experts == 0 || l < dense_lead) {
                 tensor(p + "ffn_gate.weight", {embd, ff});
                 tensor(p + "ffn_up.weight", {embd, ff});
                 tensor(p + "ffn_down.weight", {ff, embd});
@@ -535,4 +537,89 @@ TEST_CASE("any GGUF file: an architecture without a graph plans every tensor's b
                          doctest::Contains("tensor 'blk.1.attn_norm.weight' belongs to layer 1, but block_count is 1"),
                          error);
     std::filesystem::remove(path);
+}
+
+TEST_CASE("dense layers before and between expert layers: two block variants, each layer running its own") {
+    // A GGUF of 2 layers, the first dense (leading_dense_block_count 1), the second with 4 experts.
+    const std::string path = temp_path("vramplan_dense_lead.gguf");
+    moe_file f;
+    f.dense_lead = 1;
+    f.heads = 2;  // head_dim 32, which the CPU attention kernels are built for
+    f.kv_heads = 1;
+    f.write(path);
+    const model_desc m = io::describe(io::gguf_file::open(path));
+    std::filesystem::remove(path);
+    CHECK(m.n_kinds == 2);
+    CHECK(m.layer(0).ffn == ffn_kind::dense);
+    CHECK(m.layer(1).ffn == ffn_kind::moe);
+    // f32: the dense layer's SwiGLU is 3 x 96 x 64, the expert layer's router 4 x 64 and experts
+    // 3 x 4 x 96 x 64; attention and norms as before.
+    const u64 attention = 2 * 64 + 64 * 64 * 2 + 64 * 32 * 2;
+    CHECK(weight_bytes(m) ==
+          ((attention + 3 * 96 * 64) + (attention + 4 * 64 + 3 * 4 * 96 * 64) + 2 * 32 * 64 + 64) * 4);
+    // The graph: the block once per feed-forward kind, dense first; both attend the same way.
+    const forward_graph g = decoder_graph(m.shape);
+    const auto dense = static_cast<std::size_t>(ffn_kind::dense), moe = static_cast<std::size_t>(ffn_kind::moe);
+    CHECK(g.variant_begin[dense] == g.block_begin);
+    CHECK(g.variant_end[dense] == g.variant_begin[moe]);
+    CHECK(g.variant_end[moe] == g.block_end);
+    CHECK(step_name(g, g.variant_begin[moe]) == "rms_norm attn_norm.weight");
+    CHECK(g.weight_step(layer_weight(tensor_role::ffn_gate)) < g.variant_end[dense]);
+    CHECK(g.weight_step(layer_weight(tensor_role::ffn_gate_exps)) >= g.variant_begin[moe]);
+    // Both variants' buffers are planned: the dense gate and the routed rows.
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8});
+    bool gate = false, routed = false;
+    for (std::size_t i = 0; i < p.graph.n_buffers; ++i) {
+        gate = gate || p.act[i].name == "gate";
+        routed = routed || (p.act[i].name == "expert_gate" && p.act[i].bytes == 8ull * 2 * 96 * 4);
+    }
+    CHECK(gate);
+    CHECK(routed);
+    // A dense layer's forward pass prepares only its own ops: the refusal names the expert ops.
+    runtime::cpu_backend backend;
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{a}, doctest::Contains("route ops"), error);
+
+    // A variant may not read what only the other variant wrote.
+    forward_graph bad;
+    const auto x = bad.add_buffer({"x", buffer_rows::tokens, 4, buffer_elem::f32, 0});
+    const auto y = bad.add_buffer({"y", buffer_rows::tokens, 4, buffer_elem::f32, 0});
+    bad.add_op({.kind = op_kind::inputs, .out = x});
+    bad.begin_block();
+    bad.begin_variant(dense);
+    bad.add_op({.kind = op_kind::add, .in = {x, no_buffer, no_buffer}, .out = y, .n = 4});
+    bad.end_variant(dense);
+    bad.begin_variant(moe);
+    bad.add_op({.kind = op_kind::add, .in = {y, no_buffer, no_buffer}, .out = x, .in_place = true, .n = 4});
+    bad.end_variant(moe);
+    bad.end_block();
+    CHECK_THROWS_WITH_AS(validate(bad), "forward graph: buffer y is read by add before any op writes it", error);
+}
+
+TEST_CASE("config.json: Qwen-MoE's mlp_only_layers and decoder_sparse_step make dense layers, by hand") {
+    // 4 layers: layer 0 dense (mlp_only_layers), then experts every second layer: layers 1 and 3.
+    const std::string path = write_config("vramplan_qwen_sparse.json", R"({
+        "model_type": "qwen3_moe", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 4,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 96,
+        "moe_intermediate_size": 32, "num_experts": 8, "num_experts_per_tok": 2, "decoder_sparse_step": 2,
+        "mlp_only_layers": [0]})");
+    const decoder_shape s = io::shape_from_config(path);
+    CHECK(layer_ffn(s, 0) == ffn_kind::dense);
+    CHECK(layer_ffn(s, 1) == ffn_kind::moe);
+    CHECK(layer_ffn(s, 2) == ffn_kind::dense);
+    CHECK(layer_ffn(s, 3) == ffn_kind::moe);
+    // Attention (q 64x64, k and v 64x32, o 64x64, norms 2x64 and q/k norms 2x16) in every layer;
+    // dense layers 3 x 64 x 96; expert layers a router 8 x 64 and 8 experts of 3 x 64 x 32.
+    const u64 attention = 64 * 64 * 2 + 64 * 32 * 2 + 2 * 64 + 2 * 16;
+    CHECK(param_count(s) == 4 * attention + 2 * 3 * 64 * 96 + 2 * (8 * 64 + 8 * 3 * 64 * 32) + 2 * 100 * 64 + 64);
+    CHECK(active_param_count(s) ==
+          4 * attention + 2 * 3 * 64 * 96 + 2 * (8 * 64 + 2 * 3 * 64 * 32) + 2 * 100 * 64 + 64);
+    const std::string gap = write_config("vramplan_qwen_gap.json", R"({
+        "model_type": "qwen2_moe", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 4,
+        "num_attention_heads": 4, "intermediate_size": 96, "moe_intermediate_size": 32, "num_experts": 8,
+        "num_experts_per_tok": 2, "mlp_only_layers": [1, 2]})");
+    CHECK_THROWS_WITH_AS(io::shape_from_config(gap), doctest::Contains("'mlp_only_layers' lists dense layers other"),
+                         error);
+    std::filesystem::remove(path);
+    std::filesystem::remove(gap);
 }

@@ -223,10 +223,19 @@ inline void print_plan(const plan_summary& s) {
     }
     // What the step numbers above are: the ops of the forward graph, the block's once for every layer.
     std::string line = "steps  ";
+    const bool two_variants = g.variant_begin[0] != g.variant_end[0] && g.variant_begin[1] != g.variant_end[1];
     for (std::size_t i = 0; i < g.n_ops; ++i) {
         std::string item = fmt::format("{} {}", i, step_name(g, i));
-        if (i == g.block_begin) item = "[per layer: " + item;
-        if (i + 1 == g.block_end) item += "]";
+        if (two_variants) {
+            for (std::size_t k = 0; k < n_block_variants; ++k) {
+                if (i == g.variant_begin[k])
+                    item = fmt::format("[{} layers: ", ffn_kind_name(static_cast<ffn_kind>(k))) + item;
+                if (i + 1 == g.variant_end[k]) item += "]";
+            }
+        } else {
+            if (i == g.block_begin) item = "[per layer: " + item;
+            if (i + 1 == g.block_end) item += "]";
+        }
         if (i + 1 < g.n_ops) item += ",";
         if (line.size() + item.size() + 1 > 110) {
             fmt::print("{}\n", line);
@@ -341,8 +350,15 @@ inline nlohmann::json plan_json(const plan_summary& s) {
                    {"host_bytes_per_token", s.decode.host_bytes},
                    {"host_bandwidth", p.target.host_memory_bandwidth()}};
     auto& steps = j["steps"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < p.graph.n_ops; ++i)
-        steps.push_back({{"name", step_name(p.graph, i)}, {"per_layer", p.graph.in_block(i)}});
+    for (std::size_t i = 0; i < p.graph.n_ops; ++i) {
+        nlohmann::json step{{"name", step_name(p.graph, i)}, {"per_layer", p.graph.in_block(i)}};
+        // With dense and expert layers, which of them run the op.
+        for (std::size_t k = 0; k < n_block_variants; ++k)
+            if (p.graph.variant_end[k] - p.graph.variant_begin[k] != p.graph.block_end - p.graph.block_begin &&
+                i >= p.graph.variant_begin[k] && i < p.graph.variant_end[k])
+                step["ffn"] = ffn_kind_name(static_cast<ffn_kind>(k));
+        steps.push_back(step);
+    }
     auto& arr = j["buffers"] = nlohmann::json::array();
     for (const auto& b : buffers(p))
         arr.push_back({{"name", b.name},

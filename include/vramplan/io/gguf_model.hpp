@@ -108,6 +108,15 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
         // value (or the experts') for what reads it, such as tensor-parallel sharding checks.
         s.n_ff = ff ? ff : s.n_ff_expert;
         s.n_ff_shared = g.get_uint(p + "expert_shared_feed_forward_length", 0);
+        // Dense layers before the expert layers (DeepSeek's and GLM's files say how many), and
+        // expert layers every P-th layer (Llama 4's files).
+        s.n_dense_lead = g.get_uint(p + "leading_dense_block_count", 0);
+        s.moe_every = g.get_uint(p + "interleave_moe_layer_step", 0);
+        if (s.moe_every == 1) s.moe_every = 0;  // every layer: the shape's default
+        if ((s.n_dense_lead != 0 || s.moe_every > 1) && ff == 0)
+            g.fail(
+                "the file has dense layers among its expert layers, but feed_forward_length (their width) is "
+                "missing");
         s.shared_expert_gate = s.n_ff_shared != 0 && g.find_tensor("blk.0.ffn_gate_inp_shexp.weight") != nullptr;
     }
 

@@ -132,11 +132,19 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
         s.n_expert = c.count("num_experts");
         s.n_expert_used = c.count("num_experts_per_tok");
         s.n_ff_expert = c.count("moe_intermediate_size");
-        if (c.count_or("decoder_sparse_step", 1) != 1)
-            c.fail("decoder_sparse_step", "is not 1: layers without experts between expert layers are not planned yet");
-        if (c.has("mlp_only_layers") && !(c.j["mlp_only_layers"].is_array() && c.j["mlp_only_layers"].empty()))
-            c.fail("mlp_only_layers",
-                   "names dense layers among the expert layers; vramplan plans them all with experts");
+        // Layer l has experts when (l + 1) % decoder_sparse_step == 0 and l is not in mlp_only_layers.
+        s.moe_every = c.count_or("decoder_sparse_step", 1);
+        if (s.moe_every == 0) c.fail("decoder_sparse_step", "must be at least 1");
+        if (s.moe_every == 1) s.moe_every = 0;  // every layer: the shape's default
+        if (c.has("mlp_only_layers")) {
+            const auto& dense = c.j["mlp_only_layers"];
+            if (!dense.is_array()) c.fail("mlp_only_layers", "must be a list of layer indices");
+            for (std::size_t i = 0; i < dense.size(); ++i)
+                if (!dense[i].is_number_unsigned() || dense[i].get<std::uint64_t>() != i)
+                    c.fail("mlp_only_layers", "lists dense layers other than the first ones (" + dense.dump() +
+                                                  "); vramplan plans leading dense layers only");
+            s.n_dense_lead = dense.size();
+        }
         if (f.shared_gate) {
             s.n_ff_shared = c.count_or("shared_expert_intermediate_size", 0);
             s.shared_expert_gate = s.n_ff_shared != 0;

@@ -33,10 +33,13 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const auto states =
         g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, s.head_dim});
     const auto attn_out = buffer("attn_out", Q), attn_proj = buffer("attn_proj", E);
-    const bool moe = s.n_expert != 0, shared = moe && s.n_ff_shared != 0;
+    // Which feed-forward kinds the layers have: a block variant, and its buffers, for each.
+    bool has_dense = false, has_moe = false;
+    for (std::uint64_t l = 0; l < s.n_layer; ++l) (layer_ffn(s, l) == ffn_kind::moe ? has_moe : has_dense) = true;
+    const bool moe = has_moe, shared = moe && s.n_ff_shared != 0;
     const std::uint64_t X = s.n_ff_expert, K = s.n_expert_used, S = s.n_ff_shared;
     const auto ffn_in = buffer("ffn_in", E);
-    const auto gate = moe ? no_buffer : buffer("gate", F), up = moe ? no_buffer : buffer("up", F);
+    const auto gate = has_dense ? buffer("gate", F) : no_buffer, up = has_dense ? buffer("up", F) : no_buffer;
     // Routed rows: K per token, the inputs and outputs of the experts each token was sent to.
     auto routed = [&](std::string_view name, std::uint64_t cols) {
         return g.add_buffer({name, buffer_rows::tokens, cols, buffer_elem::activation, 0, K});
@@ -110,68 +113,77 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
               .n = E});
 
     g.begin_block();
-    norm(layer_weight(tensor_role::attn_norm), x, attn_in);
-    linear(layer_weight(tensor_role::attn_q), attn_in, q, Q, E);
-    linear(layer_weight(tensor_role::attn_k), attn_in, k, KV, E);
-    linear(layer_weight(tensor_role::attn_v), attn_in, v, KV, E);
-    if (s.qkv_bias) {
-        in_place(add_bias, q, no_buffer, Q, layer_weight(tensor_role::attn_q_bias));
-        in_place(add_bias, k, no_buffer, KV, layer_weight(tensor_role::attn_k_bias));
-        in_place(add_bias, v, no_buffer, KV, layer_weight(tensor_role::attn_v_bias));
-    }
-    if (s.qk_norm) {
-        norm(layer_weight(tensor_role::attn_q_norm), q, q, false, s.head_dim, s.n_head);
-        norm(layer_weight(tensor_role::attn_k_norm), k, k, false, s.head_dim, s.n_head_kv);
-    }
-    rotate(q, s.n_head);
-    rotate(k, s.n_head_kv);
-    g.add_op({.kind = kv_append, .in = {k, v, positions}, .n = KV});
-    g.add_op({.kind = attention,
-              .in = {q, positions, no_buffer},
-              .out = attn_out,
-              .aux = states,
-              .heads = s.n_head,
-              .kv_heads = s.n_head_kv,
-              .head_dim = s.head_dim,
-              .scale = 1.0f / static_cast<float>(detail::sqrt_newton(static_cast<double>(s.head_dim)))});
-    linear(layer_weight(tensor_role::attn_output), attn_out, attn_proj, E, Q);
-    if (s.post_norms) norm(layer_weight(tensor_role::post_attention_norm), attn_proj, attn_proj);
-    in_place(add, x, attn_proj, E);
-    norm(layer_weight(tensor_role::ffn_norm), x, ffn_in);
-    if (!moe) {
-        linear(layer_weight(tensor_role::ffn_gate), ffn_in, gate, F, E);
-        linear(layer_weight(tensor_role::ffn_up), ffn_in, up, F, E);
-        in_place(gated, gate, up, F);
-        linear(layer_weight(tensor_role::ffn_down), gate, ffn_proj, E, F);
-    } else {
-        linear(layer_weight(tensor_role::ffn_gate_inp), ffn_in, router, s.n_expert, E);
-        g.add_op({.kind = route,
-                  .in = {router, no_buffer, no_buffer},
-                  .out = chosen,
-                  .aux = chosen_w,
-                  .n = s.n_expert,
-                  .renorm = s.norm_topk_prob,
-                  .experts_used = K});
-        experts(tensor_role::ffn_gate_exps, ffn_in, exp_gate, X, E);
-        experts(tensor_role::ffn_up_exps, ffn_in, exp_up, X, E);
-        in_place(gated, exp_gate, exp_up, X);
-        experts(tensor_role::ffn_down_exps, exp_gate, exp_out, E, X);
-        g.add_op(
-            {.kind = expert_sum, .in = {exp_out, chosen_w, no_buffer}, .out = ffn_proj, .n = E, .experts_used = K});
-        if (shared) {
-            linear(layer_weight(tensor_role::ffn_gate_shexp), ffn_in, sh_gate, S, E);
-            linear(layer_weight(tensor_role::ffn_up_shexp), ffn_in, sh_up, S, E);
-            in_place(gated, sh_gate, sh_up, S);
-            linear(layer_weight(tensor_role::ffn_down_shexp), sh_gate, sh_out, E, S);
-            if (s.shared_expert_gate) {
-                linear(layer_weight(tensor_role::ffn_gate_inp_shexp), ffn_in, sh_scale, 1, E);
-                in_place(gate_scale, sh_out, sh_scale, E);
-            }
-            in_place(add, ffn_proj, sh_out, E);
+    // One variant per feed-forward kind the layers have (dense first): attention, then that
+    // feed-forward. A layer runs the variant of its kind.
+    auto block = [&](bool moe_layer) {
+        const auto variant = static_cast<std::size_t>(moe_layer ? ffn_kind::moe : ffn_kind::dense);
+        g.begin_variant(variant);
+        norm(layer_weight(tensor_role::attn_norm), x, attn_in);
+        linear(layer_weight(tensor_role::attn_q), attn_in, q, Q, E);
+        linear(layer_weight(tensor_role::attn_k), attn_in, k, KV, E);
+        linear(layer_weight(tensor_role::attn_v), attn_in, v, KV, E);
+        if (s.qkv_bias) {
+            in_place(add_bias, q, no_buffer, Q, layer_weight(tensor_role::attn_q_bias));
+            in_place(add_bias, k, no_buffer, KV, layer_weight(tensor_role::attn_k_bias));
+            in_place(add_bias, v, no_buffer, KV, layer_weight(tensor_role::attn_v_bias));
         }
-    }
-    if (s.post_norms) norm(layer_weight(tensor_role::post_ffw_norm), ffn_proj, ffn_proj);
-    in_place(add, x, ffn_proj, E);
+        if (s.qk_norm) {
+            norm(layer_weight(tensor_role::attn_q_norm), q, q, false, s.head_dim, s.n_head);
+            norm(layer_weight(tensor_role::attn_k_norm), k, k, false, s.head_dim, s.n_head_kv);
+        }
+        rotate(q, s.n_head);
+        rotate(k, s.n_head_kv);
+        g.add_op({.kind = kv_append, .in = {k, v, positions}, .n = KV});
+        g.add_op({.kind = attention,
+                  .in = {q, positions, no_buffer},
+                  .out = attn_out,
+                  .aux = states,
+                  .heads = s.n_head,
+                  .kv_heads = s.n_head_kv,
+                  .head_dim = s.head_dim,
+                  .scale = 1.0f / static_cast<float>(detail::sqrt_newton(static_cast<double>(s.head_dim)))});
+        linear(layer_weight(tensor_role::attn_output), attn_out, attn_proj, E, Q);
+        if (s.post_norms) norm(layer_weight(tensor_role::post_attention_norm), attn_proj, attn_proj);
+        in_place(add, x, attn_proj, E);
+        norm(layer_weight(tensor_role::ffn_norm), x, ffn_in);
+        if (!moe_layer) {
+            linear(layer_weight(tensor_role::ffn_gate), ffn_in, gate, F, E);
+            linear(layer_weight(tensor_role::ffn_up), ffn_in, up, F, E);
+            in_place(gated, gate, up, F);
+            linear(layer_weight(tensor_role::ffn_down), gate, ffn_proj, E, F);
+        } else {
+            linear(layer_weight(tensor_role::ffn_gate_inp), ffn_in, router, s.n_expert, E);
+            g.add_op({.kind = route,
+                      .in = {router, no_buffer, no_buffer},
+                      .out = chosen,
+                      .aux = chosen_w,
+                      .n = s.n_expert,
+                      .renorm = s.norm_topk_prob,
+                      .experts_used = K});
+            experts(tensor_role::ffn_gate_exps, ffn_in, exp_gate, X, E);
+            experts(tensor_role::ffn_up_exps, ffn_in, exp_up, X, E);
+            in_place(gated, exp_gate, exp_up, X);
+            experts(tensor_role::ffn_down_exps, exp_gate, exp_out, E, X);
+            g.add_op(
+                {.kind = expert_sum, .in = {exp_out, chosen_w, no_buffer}, .out = ffn_proj, .n = E, .experts_used = K});
+            if (shared) {
+                linear(layer_weight(tensor_role::ffn_gate_shexp), ffn_in, sh_gate, S, E);
+                linear(layer_weight(tensor_role::ffn_up_shexp), ffn_in, sh_up, S, E);
+                in_place(gated, sh_gate, sh_up, S);
+                linear(layer_weight(tensor_role::ffn_down_shexp), sh_gate, sh_out, E, S);
+                if (s.shared_expert_gate) {
+                    linear(layer_weight(tensor_role::ffn_gate_inp_shexp), ffn_in, sh_scale, 1, E);
+                    in_place(gate_scale, sh_out, sh_scale, E);
+                }
+                in_place(add, ffn_proj, sh_out, E);
+            }
+        }
+        if (s.post_norms) norm(layer_weight(tensor_role::post_ffw_norm), ffn_proj, ffn_proj);
+        in_place(add, x, ffn_proj, E);
+        g.end_variant(variant);
+    };
+    if (has_dense) block(false);
+    if (has_moe) block(true);
     g.end_block();
 
     norm(global_weight(global_tensor::output_norm), x, out_in, true);

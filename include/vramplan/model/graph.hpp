@@ -5,8 +5,10 @@
 // allocator, but constexpr).
 //
 // A graph has three parts: global ops before the decoder blocks (inputs, embedding), the ops of
-// one decoder block, run once per layer, and global ops after them (final norm, output head). The
-// block's ops appear once and stand for every layer, which keeps compile-time planning cheap.
+// the decoder block, run once per layer, and global ops after them (final norm, output head). The
+// block's ops appear once and stand for every layer, which keeps compile-time planning cheap. A
+// model whose layers differ in their feed-forward (dense layers before or between expert layers)
+// has one block variant per feed-forward kind, one after the other; each layer runs its own.
 #pragma once
 
 #include <array>
@@ -113,12 +115,17 @@ struct graph_op {
     friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
 };
 
+inline constexpr std::size_t n_block_variants = 2;  // one per ffn_kind: dense, moe
+
 struct forward_graph {
     std::array<graph_buffer, max_graph_buffers> buffers{};
     std::array<graph_op, max_graph_ops> ops{};
     std::uint8_t n_buffers = 0;
     std::uint8_t n_ops = 0;
-    std::uint8_t block_begin = 0, block_end = 0;  // ops [block_begin, block_end) run once per layer
+    std::uint8_t block_begin = 0, block_end = 0;  // ops [block_begin, block_end): the decoder blocks
+    // A layer of feed-forward kind k runs ops [variant_begin[k], variant_end[k]) once; an empty
+    // range: the model has no layer of that kind.
+    std::array<std::uint8_t, n_block_variants> variant_begin{}, variant_end{};
 
     friend constexpr bool operator==(const forward_graph&, const forward_graph&) = default;
 
@@ -133,6 +140,8 @@ struct forward_graph {
     }
     constexpr void begin_block() { block_begin = n_ops; }
     constexpr void end_block() { block_end = n_ops; }
+    constexpr void begin_variant(std::size_t k) { variant_begin[k] = variant_end[k] = n_ops; }
+    constexpr void end_variant(std::size_t k) { variant_end[k] = n_ops; }
 
     constexpr bool in_block(std::size_t op) const { return op >= block_begin && op < block_end; }
     // The first op that reads this weight, or n_ops if none does.
@@ -178,12 +187,29 @@ constexpr void for_each_touch(const graph_op& o, Fn&& fn) {  // fn(buffer, writt
 }  // namespace detail
 
 // Checks that the graph is executable: every buffer index exists, every buffer is used, and every
-// buffer is written before it is read (the block read once, in order).
+// buffer is written before it is read (the block read once, in order; each variant of the block
+// writes what it reads, since a layer runs one of them).
 constexpr void validate(const forward_graph& g) {
     if (g.block_begin > g.block_end || g.block_end > g.n_ops)
         throw error("forward graph: the decoder block's ops are out of range");
-    std::array<bool, max_graph_buffers> written{}, used{};
+    for (std::size_t k = 0; k < n_block_variants; ++k)
+        if (g.variant_begin[k] > g.variant_end[k] ||
+            (g.variant_begin[k] != g.variant_end[k] &&
+             (g.variant_begin[k] < g.block_begin || g.variant_end[k] > g.block_end)))
+            throw error("forward graph: a block variant's ops are outside the decoder block");
+    std::array<bool, max_graph_buffers> written{}, used{}, before_block{}, after_variants{};
     for (std::size_t i = 0; i < g.n_ops; ++i) {
+        // Each variant starts from what the ops before the block wrote; after the block, whatever
+        // any variant wrote is written.
+        if (i == g.block_begin) before_block = written;
+        for (std::size_t k = 0; k < n_block_variants; ++k) {
+            if (g.variant_begin[k] == g.variant_end[k]) continue;
+            if (i == g.variant_begin[k]) written = before_block;
+            if (i == g.variant_end[k])
+                for (std::size_t b = 0; b < max_graph_buffers; ++b) after_variants[b] = after_variants[b] || written[b];
+        }
+        if (i == g.block_end && g.block_end != g.block_begin)
+            for (std::size_t b = 0; b < max_graph_buffers; ++b) written[b] = written[b] || after_variants[b];
         const graph_op& o = g.ops[i];
         detail::for_each_touch(o, [&](std::uint8_t b, bool) {
             if (b >= g.n_buffers) throw error("forward graph: an op names a buffer that does not exist");
@@ -206,7 +232,9 @@ constexpr void validate(const forward_graph& g) {
 
 // Each buffer lives from the first op that touches it to the last. The block's ops stand for every
 // layer, so a buffer the block shares with the ops outside it (the residual stream, positions)
-// carries values from one layer to the next and must live through the whole block.
+// carries values from one layer to the next and must live through the whole block. With two
+// variants a buffer's span covers its uses in both, more than either needs: two buffers whose
+// spans do not meet never meet in the variant a layer runs either.
 // Why packing by these spans is safe: ops run in order and each finishes before the next starts
 // (the CUDA backend issues them on one stream), so a buffer whose last op precedes another's first
 // op is never read again once the other is written.

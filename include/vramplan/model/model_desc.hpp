@@ -76,6 +76,12 @@ struct decoder_shape {
     std::uint64_t n_ff_shared = 0;
     bool shared_expert_gate = false;
     bool norm_topk_prob = true;
+    // Dense layers among the expert layers: the first n_dense_lead layers (DeepSeek's
+    // first_k_dense_replace, a prefix of Qwen-MoE's mlp_only_layers), and with moe_every = P > 1
+    // only every P-th layer (layer % P == P - 1: Qwen-MoE's decoder_sparse_step, Llama 4's
+    // interleave_moe_layer_step) has experts. Dense layers are n_ff wide.
+    std::uint64_t n_dense_lead = 0;
+    std::uint64_t moe_every = 0;
 
     // Sliding-window attention: a layer attends to the last `sliding_window` positions (each query
     // sees itself and window - 1 before it). window_period = 0: every layer slides (Mistral v0.1,
@@ -123,8 +129,10 @@ constexpr attention_kind layer_attention(const decoder_shape& s, std::uint64_t l
     if (s.window_period == 0) return attention_kind::sliding;
     return l % s.window_period == s.window_period - 1 ? attention_kind::full : attention_kind::sliding;
 }
-constexpr ffn_kind layer_ffn(const decoder_shape& s, std::uint64_t) {
-    return s.n_expert ? ffn_kind::moe : ffn_kind::dense;
+constexpr ffn_kind layer_ffn(const decoder_shape& s, std::uint64_t l) {
+    if (s.n_expert == 0 || l < s.n_dense_lead) return ffn_kind::dense;
+    if (s.moe_every > 1 && l % s.moe_every != s.moe_every - 1) return ffn_kind::dense;
+    return ffn_kind::moe;
 }
 
 // One layer's formats, role by role.
@@ -298,6 +306,9 @@ constexpr void validate(const decoder_shape& s) {
             throw error("a mixture of experts uses 1 to n_expert experts per token (expert_used_count " +
                         std::to_string(s.n_expert_used) + ", expert_count " + std::to_string(s.n_expert) + ")");
         if (s.n_ff_expert == 0) throw error("a mixture of experts needs the experts' feed-forward width");
+        if (s.n_dense_lead >= s.n_layer)
+            throw error("every layer is dense (" + std::to_string(s.n_dense_lead) + " leading dense layers of " +
+                        std::to_string(s.n_layer) + "), yet experts are given");
     } else if (s.n_expert_used != 0 || s.n_ff_shared != 0) {
         throw error("experts used per token or a shared expert are given, but no experts (expert_count is 0)");
     }

@@ -46,12 +46,14 @@ public:
             buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
         // Resolve every op's kernel once (per layer kind for block ops), so a format the backend
         // cannot compute on fails here, at start-up, not mid-generation.
-        const std::uint32_t kinds = p.model.n_kinds ? p.model.n_kinds : 1;
-        for (std::uint32_t kind = 0; kind < kinds; ++kind)
-            for (std::size_t i = 0; i < g.n_ops; ++i) {
-                if (kind > 0 && !g.in_block(i)) continue;
+        // A kind prepares only the ops of its own block variant.
+        for (std::size_t i = 0; i < g.n_ops; ++i)
+            if (!g.in_block(i)) kernels_[0][i] = prepare(g.ops[i], 0);
+        for (std::uint32_t kind = 0; kind < p.model.n_kinds; ++kind) {
+            const auto v = static_cast<std::size_t>(p.model.kinds[kind].ffn);
+            for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i)
                 kernels_[kind][i] = prepare(g.ops[i], kind);
-            }
+        }
         a.backend().reserve_logits(checked_mul(p.lim.output_rows(), p.model.shape.n_vocab));
     }
 
@@ -81,7 +83,8 @@ public:
         for (std::size_t i = 0; i < g.block_begin; ++i) run(i, 0, nullptr);
         for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {
             std::byte* w = streamer_.acquire(l);
-            for (std::size_t i = g.block_begin; i < g.block_end; ++i) run(i, l, w);
+            const auto v = static_cast<std::size_t>(p.model.layer(l).ffn);
+            for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i) run(i, l, w);
             streamer_.release(l);
         }
         for (std::size_t i = g.block_end; i < g.n_ops; ++i) run(i, 0, nullptr);
@@ -174,7 +177,7 @@ private:
     void run(std::size_t i, std::uint64_t layer, const std::byte* layer_base) {
         const plan& p = a_.plan();
         const graph_op& o = p.graph.ops[i];
-        const prepared& k = kernels_[o.weight.scope == weight_scope::layer ? p.model.layer_kind[layer] : 0][i];
+        const prepared& k = kernels_[p.graph.in_block(i) ? p.model.layer_kind[layer] : 0][i];
         Backend& b = a_.backend();
         const std::uint64_t rows = o.output_rows ? pass_.outputs : pass_.tokens_n;
         auto w = [&] { return weight(o, layer, layer_base); };
