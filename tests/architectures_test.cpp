@@ -623,3 +623,63 @@ TEST_CASE("config.json: Qwen-MoE's mlp_only_layers and decoder_sparse_step make 
     std::filesystem::remove(path);
     std::filesystem::remove(gap);
 }
+
+TEST_CASE("Phi-3 GGUF: fused q/k/v and gate/up tensors, every layer sliding over the file's window") {
+    const std::string path = temp_path("vramplan_phi3.gguf");
+    auto write = [&](bool window) {
+        io::gguf_writer w;
+        w.set_string("general.architecture", "phi3")
+            .set_u32("phi3.block_count", 2)
+            .set_u32("phi3.embedding_length", 64)
+            .set_u32("phi3.feed_forward_length", 96)
+            .set_u32("phi3.attention.head_count", 2)
+            .set_u32("phi3.attention.head_count_kv", 2)
+            .set_u32("phi3.context_length", 4096);
+        if (window) w.set_u32("phi3.attention.sliding_window", 2047);
+        auto tensor = [&](const std::string& name, std::vector<u64> dims) {
+            u64 n = 1;
+            for (auto d : dims) n *= d;
+            const std::vector<float> zeros(n);
+            w.add_tensor(name, dims, format{format_id::f32}, zeros.data(), n * 4);
+        };
+        tensor("token_embd.weight", {64, 32});
+        tensor("output_norm.weight", {64});
+        tensor("output.weight", {64, 32});
+        for (int l = 0; l < 2; ++l) {
+            const std::string p = "blk." + std::to_string(l) + ".";
+            tensor(p + "attn_norm.weight", {64});
+            tensor(p + "attn_qkv.weight", {64, 64 + 2 * 64});  // q, k, v: 2 heads of 32 each
+            tensor(p + "attn_output.weight", {64, 64});
+            tensor(p + "ffn_norm.weight", {64});
+            tensor(p + "ffn_up.weight", {64, 2 * 96});  // gate and up, the gate first
+            tensor(p + "ffn_down.weight", {96, 64});
+        }
+        w.write(path);
+    };
+    write(true);
+    const model_desc m = io::describe(io::gguf_file::open(path));
+    CHECK(m.shape.fused_qkv);
+    CHECK(m.layer(0).attention == attention_kind::sliding);
+    CHECK(m.shape.sliding_window == 2047);
+    const u64 layer = (64 + 64 * 192 + 64 * 64 + 64 + 64 * 192 + 96 * 64) * 4;
+    CHECK(weight_bytes(m) == 2 * layer + (2 * 32 * 64 + 64) * 4);
+    // The same bytes and parameters as separate q, k, v, gate and up matrices.
+    decoder_shape separate = m.shape;
+    separate.fused_qkv = separate.fused_gate_up = false;
+    CHECK(param_count(separate) == param_count(m.shape));
+    // The graph splits the fused outputs into the buffers the rest of the block reads.
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 4096, .ubatch = 16});
+    CHECK(step_name(p.graph, p.graph.block_begin + 1) == "matmul attn_qkv.weight");
+    CHECK(p.graph.ops[p.graph.block_begin + 2].kind == op_kind::split);
+    CHECK(p.graph.ops[p.graph.block_begin + 4].k == 128);  // v starts after q (64) and k (64)
+    // Every layer holds a ring of 2047 + 16 - 1 positions: 2 x 2062 x 64 x 2 bytes x 2 (K and V).
+    CHECK(p.gpu.kv.bytes == 2ull * align_up(2062ull * 64 * 2, 256) * 2);
+    runtime::cpu_backend backend;
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{a}, doctest::Contains("planned but not run"),
+                         error);
+    // An older file without the key: full attention in every layer.
+    write(false);
+    CHECK(io::describe(io::gguf_file::open(path)).layer(1).attention == attention_kind::full);
+    std::filesystem::remove(path);
+}

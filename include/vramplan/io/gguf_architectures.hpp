@@ -26,12 +26,14 @@ struct gguf_architecture {
     bool slides = false;               // some layers use attention.sliding_window
     std::uint64_t window_period = 0;   // with slides: every P-th layer is global (0: every layer slides)
     std::uint64_t default_window = 0;  // with slides: when the key is absent (0: the key is required)
+    bool window_optional = false;      // with slides: no key, no window
+    bool fused = false;                // q/k/v and gate/up stored fused (attn_qkv, a double ffn_up)
 };
 
 // Gemma 2 alternates local and global layers (layer 0 local), Gemma 3 has five local layers to
 // each global one; llama.cpp fixes both patterns per architecture, as here. Llama files with
 // experts are Mixtral's layout; Qwen2-MoE does not renormalize the chosen experts' weights.
-inline constexpr std::array<gguf_architecture, 7> gguf_architectures{{
+inline constexpr std::array<gguf_architecture, 8> gguf_architectures{{
     {.name = "llama", .moe = moe_layout::optional},
     {.name = "qwen2", .neox = true},
     {.name = "qwen2moe", .neox = true, .moe = moe_layout::required, .expert_width_key = true, .norm_topk_prob = false},
@@ -51,6 +53,9 @@ inline constexpr std::array<gguf_architecture, 7> gguf_architectures{{
      .gelu = true,
      .slides = true,
      .window_period = 6},
+    // Phi-3: NeoX pairs, fused projections; every layer slides when the file gives a window (current
+    // converters write config.json's sliding_window; older files have none and plan full layers).
+    {.name = "phi3", .neox = true, .slides = true, .window_optional = true, .fused = true},
 }};
 
 inline std::string known_architectures() {

@@ -122,7 +122,8 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
 
     // Only architectures whose layers slide read the window: llama.cpp runs a llama file's layers
     // over the whole context whatever its metadata says, and so does vramplan.
-    if (a.slides) {
+    s.fused_qkv = s.fused_gate_up = a.fused;
+    if (a.slides && !(a.window_optional && !g.find(p + "attention.sliding_window"))) {
         s.sliding_window = g.get_uint(p + "attention.sliding_window", a.default_window);
         if (s.sliding_window == 0)
             g.fail("metadata key '" + p + "attention.sliding_window' is 0; a sliding window holds at least 1 token");

@@ -72,6 +72,7 @@ struct config_family {
     bool norm_topk_default = true;    // when norm_topk_prob is absent
     bool window_key = false;          // sliding_window applies to every layer when given (non-null)
     std::uint64_t window_period = 0;  // Gemma: every P-th layer is global
+    bool fused = false;               // q/k/v and gate/up stored fused (Phi-3: qkv_proj, gate_up_proj)
 };
 
 inline constexpr std::array<config_family, 10> config_families{{
@@ -95,7 +96,7 @@ inline constexpr std::array<config_family, 10> config_families{{
      .gelu = true,
      .tied = true,
      .window_period = 6},
-    {.type = "phi3", .window_key = true},
+    {.type = "phi3", .neox = true, .window_key = true, .fused = true},
 }};
 
 inline std::string known_config_types() {
@@ -120,6 +121,7 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
     s.qk_norm = f.qk_norm;
     s.post_norms = f.post_norms;
     s.gelu = f.gelu;
+    s.fused_qkv = s.fused_gate_up = f.fused;
     s.rope_base = c.number_or("rope_theta", 10000.0f);
     s.norm_eps = c.number_or("rms_norm_eps", 1e-5f);
     s.n_ctx_train = c.count_or("max_position_embeddings", 0);

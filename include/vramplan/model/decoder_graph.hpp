@@ -29,6 +29,7 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const auto positions = buffer("positions", 1, buffer_elem::i32);
     const auto x = buffer("residual", E, buffer_elem::f32);  // the residual stream stays f32
     const auto attn_in = buffer("attn_in", E);
+    const auto qkv = s.fused_qkv ? buffer("qkv", Q + 2 * KV) : no_buffer;
     const auto q = buffer("q", Q), k = buffer("k", KV), v = buffer("v", KV);
     const auto states =
         g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, s.head_dim});
@@ -39,6 +40,7 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const bool moe = has_moe, shared = moe && s.n_ff_shared != 0;
     const std::uint64_t X = s.n_ff_expert, K = s.n_expert_used, S = s.n_ff_shared;
     const auto ffn_in = buffer("ffn_in", E);
+    const auto gate_up = s.fused_gate_up ? buffer("gate_up", 2 * F) : no_buffer;
     const auto gate = has_dense ? buffer("gate", F) : no_buffer, up = has_dense ? buffer("up", F) : no_buffer;
     // Routed rows: K per token, the inputs and outputs of the experts each token was sent to.
     auto routed = [&](std::string_view name, std::uint64_t cols) {
@@ -78,6 +80,9 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
                   .experts_used = K});
     };
     const op_kind gated = s.gelu ? geglu : swiglu;
+    auto part = [&](std::uint8_t from, std::uint8_t to, std::uint64_t first, std::uint64_t n) {
+        g.add_op({.kind = split, .in = {from, no_buffer, no_buffer}, .out = to, .n = n, .k = first});
+    };
     auto linear = [&](weight_ref w, std::uint8_t in, std::uint8_t out, std::uint64_t n, std::uint64_t k_in,
                       bool outputs = false) {
         g.add_op({.kind = matmul,
@@ -119,9 +124,16 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
         const auto variant = static_cast<std::size_t>(moe_layer ? ffn_kind::moe : ffn_kind::dense);
         g.begin_variant(variant);
         norm(layer_weight(tensor_role::attn_norm), x, attn_in);
-        linear(layer_weight(tensor_role::attn_q), attn_in, q, Q, E);
-        linear(layer_weight(tensor_role::attn_k), attn_in, k, KV, E);
-        linear(layer_weight(tensor_role::attn_v), attn_in, v, KV, E);
+        if (s.fused_qkv) {
+            linear(layer_weight(tensor_role::attn_qkv), attn_in, qkv, Q + 2 * KV, E);
+            part(qkv, q, 0, Q);
+            part(qkv, k, Q, KV);
+            part(qkv, v, Q + KV, KV);
+        } else {
+            linear(layer_weight(tensor_role::attn_q), attn_in, q, Q, E);
+            linear(layer_weight(tensor_role::attn_k), attn_in, k, KV, E);
+            linear(layer_weight(tensor_role::attn_v), attn_in, v, KV, E);
+        }
         if (s.qkv_bias) {
             in_place(add_bias, q, no_buffer, Q, layer_weight(tensor_role::attn_q_bias));
             in_place(add_bias, k, no_buffer, KV, layer_weight(tensor_role::attn_k_bias));
@@ -147,8 +159,14 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
         in_place(add, x, attn_proj, E);
         norm(layer_weight(tensor_role::ffn_norm), x, ffn_in);
         if (!moe_layer) {
-            linear(layer_weight(tensor_role::ffn_gate), ffn_in, gate, F, E);
-            linear(layer_weight(tensor_role::ffn_up), ffn_in, up, F, E);
+            if (s.fused_gate_up) {  // the gate's rows first, as Phi-3 stores them
+                linear(layer_weight(tensor_role::ffn_up), ffn_in, gate_up, 2 * F, E);
+                part(gate_up, gate, 0, F);
+                part(gate_up, up, F, F);
+            } else {
+                linear(layer_weight(tensor_role::ffn_gate), ffn_in, gate, F, E);
+                linear(layer_weight(tensor_role::ffn_up), ffn_in, up, F, E);
+            }
             in_place(gated, gate, up, F);
             linear(layer_weight(tensor_role::ffn_down), gate, ffn_proj, E, F);
         } else {

@@ -85,12 +85,13 @@ enum class op_kind : std::uint8_t {
                     // plane out-of-k in[1][t, j] of the stacked weight, transposed: n values out of k
     expert_sum,     // out[t] = sum over j of in[1][t, j] x row (t, j) of in[0]: n values per row
     gate_scale,     // out[t] *= sigmoid(in[0][t]) (one value per row), n values per row, in place
+    split,          // out[t] = values [k, k + n) of in[0][t] (a part of a fused projection: Phi-3's q/k/v)
     count
 };
 inline constexpr std::size_t n_op_kinds = static_cast<std::size_t>(op_kind::count);
 inline constexpr std::array<std::string_view, n_op_kinds> op_names{
-    "inputs", "embed",  "rms_norm", "matmul", "add_bias", "rope",          "kv_append",  "attention",
-    "add",    "swiglu", "logits",   "geglu",  "route",    "expert_matmul", "expert_sum", "gate_scale"};
+    "inputs", "embed",  "rms_norm", "matmul", "add_bias",      "rope",       "kv_append",  "attention", "add",
+    "swiglu", "logits", "geglu",    "route",  "expert_matmul", "expert_sum", "gate_scale", "split"};
 static_assert(!op_names.back().empty(), "one name per op_kind");
 constexpr std::string_view op_name(op_kind k) { return op_names[static_cast<std::size_t>(k)]; }
 

@@ -93,6 +93,10 @@ struct decoder_shape {
     bool qk_norm = false;     // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
     bool post_norms = false;  // RMSNorm of each sublayer's output before its residual add (Gemma 2/3)
     bool gelu = false;        // the feed-forward gate is GELU (tanh form), not SiLU (Gemma)
+    // Phi-3 stores q, k and v as one matrix (attn_qkv) and the gate and up projections as one
+    // (ffn_up of 2 n_ff rows, the gate first); the bytes are those of the separate matrices.
+    bool fused_qkv = false;
+    bool fused_gate_up = false;
 
     // False for an architecture vramplan has no forward graph for (a GGUF file of another
     // architecture): its tensors are planned as opaque bytes per layer and globally, its KV from
@@ -165,10 +169,11 @@ constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_
     const bool moe = b.ffn == ffn_kind::moe, attends = b.attention != attention_kind::none;
     switch (r) {
         case attn_norm:
+        case attn_output: return attends;
         case attn_q:
         case attn_k:
-        case attn_v:
-        case attn_output: return attends;
+        case attn_v: return attends && !s.fused_qkv;
+        case attn_qkv: return attends && s.fused_qkv;
         case attn_q_bias:
         case attn_k_bias:
         case attn_v_bias: return attends && s.qkv_bias;
@@ -177,7 +182,7 @@ constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_
         case post_attention_norm: return attends && s.post_norms;
         case post_ffw_norm: return s.post_norms;
         case ffn_norm: return true;
-        case ffn_gate:
+        case ffn_gate: return !moe && !s.fused_gate_up;
         case ffn_up:
         case ffn_down: return !moe;
         case ffn_gate_inp:
@@ -278,8 +283,9 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
         case tensor_role::attn_k_bias:
         case tensor_role::attn_v_bias: return {1, s.kv_dim()};
         case tensor_role::attn_output: return {s.n_embd, s.q_dim()};
-        case tensor_role::ffn_gate:
-        case tensor_role::ffn_up: return {s.n_ff, s.n_embd};
+        case tensor_role::ffn_gate: return {s.n_ff, s.n_embd};
+        case tensor_role::ffn_up: return {s.fused_gate_up ? checked_mul(s.n_ff, 2) : s.n_ff, s.n_embd};
+        case tensor_role::attn_qkv: return {checked_add(s.q_dim(), checked_mul(s.kv_dim(), 2)), s.n_embd};
         case tensor_role::ffn_down: return {s.n_embd, s.n_ff};
         case tensor_role::count: break;
     }

@@ -34,6 +34,7 @@ enum class tensor_role : std::uint8_t {
     ffn_gate_shexp,       // the shared expert, a dense SwiGLU of n_ff_shared
     ffn_up_shexp,
     ffn_down_shexp,
+    attn_qkv,  // Phi-3: q, k and v in one matrix of q_dim + 2 kv_dim rows (then no attn_q/k/v)
     // The routed experts, stacked (n_expert planes of n_ff_expert x n_embd, and of n_embd x
     // n_ff_expert for down), last in a layer's slot: a layer whose experts live in the host tier
     // keeps the rest of its slot, cut where they begin.
@@ -45,14 +46,15 @@ enum class tensor_role : std::uint8_t {
 inline constexpr std::size_t n_tensor_roles = static_cast<std::size_t>(tensor_role::count);
 
 inline constexpr std::array<std::string_view, n_tensor_roles> role_names{
-    "attn_norm.weight",      "attn_q.weight",       "attn_k.weight",
-    "attn_v.weight",         "attn_q.bias",         "attn_k.bias",
-    "attn_v.bias",           "attn_output.weight",  "ffn_norm.weight",
-    "ffn_gate.weight",       "ffn_up.weight",       "ffn_down.weight",
-    "attn_q_norm.weight",    "attn_k_norm.weight",  "post_attention_norm.weight",
-    "post_ffw_norm.weight",  "ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight",
-    "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
-    "ffn_gate_exps.weight",  "ffn_up_exps.weight",  "ffn_down_exps.weight",
+    "attn_norm.weight",      "attn_q.weight",        "attn_k.weight",
+    "attn_v.weight",         "attn_q.bias",          "attn_k.bias",
+    "attn_v.bias",           "attn_output.weight",   "ffn_norm.weight",
+    "ffn_gate.weight",       "ffn_up.weight",        "ffn_down.weight",
+    "attn_q_norm.weight",    "attn_k_norm.weight",   "post_attention_norm.weight",
+    "post_ffw_norm.weight",  "ffn_gate_inp.weight",  "ffn_gate_inp_shexp.weight",
+    "ffn_gate_shexp.weight", "ffn_up_shexp.weight",  "ffn_down_shexp.weight",
+    "attn_qkv.weight",       "ffn_gate_exps.weight", "ffn_up_exps.weight",
+    "ffn_down_exps.weight",
 };
 static_assert(role_names.size() == n_tensor_roles && !role_names.back().empty(), "one name per tensor_role");
 inline constexpr std::size_t first_routed_expert_role = static_cast<std::size_t>(tensor_role::ffn_gate_exps);

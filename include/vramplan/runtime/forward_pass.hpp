@@ -141,8 +141,11 @@ private:
             case op_kind::expert_matmul:
             case op_kind::expert_sum:
             case op_kind::gate_scale:
+            case op_kind::split:
                 throw error("the forward pass does not run " + std::string(op_name(o.kind)) + " ops yet (" +
-                            (o.kind == op_kind::geglu ? "Gemma's GELU feed-forward" : "a mixture of experts") +
+                            (o.kind == op_kind::geglu   ? "Gemma's GELU feed-forward"
+                             : o.kind == op_kind::split ? "Phi-3's fused q/k/v and gate/up projections"
+                                                        : "a mixture of experts") +
                             "); vramplan plans this model but cannot generate with it");
             default: break;
         }
@@ -210,7 +213,8 @@ private:
             case op_kind::route:
             case op_kind::expert_matmul:
             case op_kind::expert_sum:
-            case op_kind::gate_scale: throw error("internal: an op refused at start-up ran");
+            case op_kind::gate_scale:
+            case op_kind::split: throw error("internal: an op refused at start-up ran");
             case op_kind::count: throw error("internal: op kind count is not an op");
         }
     }
