@@ -301,10 +301,11 @@ inline constexpr preset_entry gemma3_27b_entry{"Gemma-3-27B",
                                                27009346304};
 
 inline constexpr std::array<preset_entry, 23> catalog{
-    llama2_7b_entry,     llama2_13b_entry,   llama3_8b_entry, llama31_8b_entry,  llama31_70b_entry, mistral_7b_entry,
-    qwen25_7b_entry,     tinyllama_entry,    phi3_mini_entry, stories260k_entry, qwen3_06b_entry,   qwen3_8b_entry,
-    qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry, gemma3_4b_entry, llama32_1b_entry, llama32_3b_entry,
-    llama33_70b_entry,   qwen3_32b_entry,    qwen3_235b_a22b_entry, gemma3_12b_entry, gemma3_27b_entry,
+    llama2_7b_entry,       llama2_13b_entry, llama3_8b_entry,     llama31_8b_entry,   llama31_70b_entry,
+    mistral_7b_entry,      qwen25_7b_entry,  tinyllama_entry,     phi3_mini_entry,    stories260k_entry,
+    qwen3_06b_entry,       qwen3_8b_entry,   qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry,
+    gemma3_4b_entry,       llama32_1b_entry, llama32_3b_entry,    llama33_70b_entry,  qwen3_32b_entry,
+    qwen3_235b_a22b_entry, gemma3_12b_entry, gemma3_27b_entry,
 };
 
 // The type-level model of a shape: W for every matrix (embedding and head included unless given),
@@ -328,8 +329,10 @@ using preset_transformer = layers::decoder_transformer<
     f32, E.shape.rope_freqs>;
 }  // namespace type_level
 
-template <const preset_entry& E, storage_format W, storage_format Kv, class Output, storage_format Embed,
-          storage_format Act>
+// presets::llama3_8b<q4_0, q8_0> and the like: W for every matrix, Kv for the cache (f16 unless
+// given), the output head and embedding as W unless given, activations in f32.
+template <const preset_entry& E, storage_format W = f16, storage_format Kv = f16, class Output = W,
+          storage_format Embed = W, storage_format Act = f32>
 struct decoder_preset : type_level::preset_transformer<E, W, Kv, Output, Embed, Act> {
     using base = type_level::preset_transformer<E, W, Kv, Output, Embed, Act>;
     // What costs no memory and has no template of its own: numbers of the norm, RoPE and routing.
@@ -344,75 +347,53 @@ struct decoder_preset : type_level::preset_transformer<E, W, Kv, Output, Embed, 
     }
 };
 
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using llama2_7b = decoder_preset<llama2_7b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using llama2_13b = decoder_preset<llama2_13b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using llama3_8b = decoder_preset<llama3_8b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using llama31_8b = decoder_preset<llama31_8b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using llama31_70b = decoder_preset<llama31_70b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using mistral_7b = decoder_preset<mistral_7b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using qwen25_7b = decoder_preset<qwen25_7b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using tinyllama_1b = decoder_preset<tinyllama_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using phi3_mini = decoder_preset<phi3_mini_entry, W, Kv, Output, Embed, Act>;
+template <class... Formats>
+using llama2_7b = decoder_preset<llama2_7b_entry, Formats...>;
+template <class... Formats>
+using llama2_13b = decoder_preset<llama2_13b_entry, Formats...>;
+template <class... Formats>
+using llama3_8b = decoder_preset<llama3_8b_entry, Formats...>;
+template <class... Formats>
+using llama31_8b = decoder_preset<llama31_8b_entry, Formats...>;
+template <class... Formats>
+using llama31_70b = decoder_preset<llama31_70b_entry, Formats...>;
+template <class... Formats>
+using mistral_7b = decoder_preset<mistral_7b_entry, Formats...>;
+template <class... Formats>
+using qwen25_7b = decoder_preset<qwen25_7b_entry, Formats...>;
+template <class... Formats>
+using tinyllama_1b = decoder_preset<tinyllama_entry, Formats...>;
+template <class... Formats>
+using phi3_mini = decoder_preset<phi3_mini_entry, Formats...>;
 template <storage_format W = f32, storage_format Kv = f16, class Output = W, storage_format Embed = W,
           storage_format Act = f32>
 using stories260k = decoder_preset<stories260k_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using qwen3_06b = decoder_preset<qwen3_06b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using qwen3_8b = decoder_preset<qwen3_8b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using qwen3_30b_a3b = decoder_preset<qwen3_30b_a3b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using mixtral_8x7b = decoder_preset<mixtral_8x7b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using gemma2_9b = decoder_preset<gemma2_9b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using gemma3_4b = decoder_preset<gemma3_4b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using llama32_1b = decoder_preset<llama32_1b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using llama32_3b = decoder_preset<llama32_3b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using llama33_70b = decoder_preset<llama33_70b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using qwen3_32b = decoder_preset<qwen3_32b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using qwen3_235b_a22b = decoder_preset<qwen3_235b_a22b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using gemma3_12b = decoder_preset<gemma3_12b_entry, W, Kv, Output, Embed, Act>;
-template <storage_format W = f16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
-          storage_format Act = f32>
-using gemma3_27b = decoder_preset<gemma3_27b_entry, W, Kv, Output, Embed, Act>;
+template <class... Formats>
+using qwen3_06b = decoder_preset<qwen3_06b_entry, Formats...>;
+template <class... Formats>
+using qwen3_8b = decoder_preset<qwen3_8b_entry, Formats...>;
+template <class... Formats>
+using qwen3_30b_a3b = decoder_preset<qwen3_30b_a3b_entry, Formats...>;
+template <class... Formats>
+using mixtral_8x7b = decoder_preset<mixtral_8x7b_entry, Formats...>;
+template <class... Formats>
+using gemma2_9b = decoder_preset<gemma2_9b_entry, Formats...>;
+template <class... Formats>
+using gemma3_4b = decoder_preset<gemma3_4b_entry, Formats...>;
+template <class... Formats>
+using llama32_1b = decoder_preset<llama32_1b_entry, Formats...>;
+template <class... Formats>
+using llama32_3b = decoder_preset<llama32_3b_entry, Formats...>;
+template <class... Formats>
+using llama33_70b = decoder_preset<llama33_70b_entry, Formats...>;
+template <class... Formats>
+using qwen3_32b = decoder_preset<qwen3_32b_entry, Formats...>;
+template <class... Formats>
+using qwen3_235b_a22b = decoder_preset<qwen3_235b_a22b_entry, Formats...>;
+template <class... Formats>
+using gemma3_12b = decoder_preset<gemma3_12b_entry, Formats...>;
+template <class... Formats>
+using gemma3_27b = decoder_preset<gemma3_27b_entry, Formats...>;
 
 inline const preset_entry* find(std::string_view name) { return detail::find_by_name(catalog, name, "model"); }
 
