@@ -29,6 +29,20 @@ TEST_CASE("every preset has equal type-level and run-time descriptions") {
     check_twin<presets::tinyllama_1b<q4_0, q4_0>>(presets::tinyllama_entry, q4_0::value, q4_0::value);
     check_twin<presets::phi3_mini<bf16, f16>>(presets::phi3_mini_entry, bf16::value, f16::value);
     check_twin<presets::stories260k<f32, f16>>(presets::stories260k_entry, f32::value, f16::value);
+    // Experts (moe_mlp), q/k norms, windows and post-norms: the layer templates of current models.
+    check_twin<presets::qwen3_06b<q8_0, f16>>(presets::qwen3_06b_entry, q8_0::value, f16::value);
+    check_twin<presets::qwen3_8b<q4_k, q8_0>>(presets::qwen3_8b_entry, q4_k::value, q8_0::value);
+    check_twin<presets::qwen3_32b<q4_k, f16>>(presets::qwen3_32b_entry, q4_k::value, f16::value);
+    check_twin<presets::qwen3_30b_a3b<q4_k, f16>>(presets::qwen3_30b_a3b_entry, q4_k::value, f16::value);
+    check_twin<presets::qwen3_235b_a22b<q4_k, q8_0>>(presets::qwen3_235b_a22b_entry, q4_k::value, q8_0::value);
+    check_twin<presets::mixtral_8x7b<q4_0, f16>>(presets::mixtral_8x7b_entry, q4_0::value, f16::value);
+    check_twin<presets::gemma2_9b<q8_0, f16>>(presets::gemma2_9b_entry, q8_0::value, f16::value);
+    check_twin<presets::gemma3_4b<q4_0, f16>>(presets::gemma3_4b_entry, q4_0::value, f16::value);
+    check_twin<presets::gemma3_12b<q8_0, q8_0>>(presets::gemma3_12b_entry, q8_0::value, q8_0::value);
+    check_twin<presets::gemma3_27b<q4_k, f16>>(presets::gemma3_27b_entry, q4_k::value, f16::value);
+    check_twin<presets::llama32_1b<q8_0, f16>>(presets::llama32_1b_entry, q8_0::value, f16::value);
+    check_twin<presets::llama32_3b<q4_0, f16>>(presets::llama32_3b_entry, q4_0::value, f16::value);
+    check_twin<presets::llama33_70b<q4_k, f16>>(presets::llama33_70b_entry, q4_k::value, f16::value);
 }
 
 TEST_CASE("presets are found by name and alias and unknown names list the choices") {

@@ -325,8 +325,8 @@ template <const preset_entry& E, storage_format W, storage_format Kv, class Outp
           storage_format Act>
 using preset_transformer = layers::decoder_transformer<
     E.shape.n_vocab, E.shape.n_layer,
-    layers::decoder_block<preset_attention<E, W>, preset_mlp<E, W>, f32, E.shape.post_norms>, Embed, Output, Kv, Act,
-    f32, E.shape.rope_freqs>;
+    layers::decoder_block<preset_attention<E, W>, preset_mlp<E, W>, f32, E.shape.post_norms>, Embed,
+    std::conditional_t<E.shape.tied_output, layers::tied, Output>, Kv, Act, f32, E.shape.rope_freqs>;
 }  // namespace type_level
 
 // presets::llama3_8b<q4_0, q8_0> and the like: W for every matrix, Kv for the cache (f16 unless
@@ -343,6 +343,11 @@ struct decoder_preset : type_level::preset_transformer<E, W, Kv, Output, Embed, 
         m.shape.rope_neox = E.shape.rope_neox;
         m.shape.norm_topk_prob = E.shape.norm_topk_prob;
         m.shape.gelu = E.shape.gelu;
+        // A model whose every layer has experts has no dense layer for n_ff to size; it is kept as
+        // published (config.json's intermediate_size).
+        static_assert(E.shape.n_dense_lead == 0 && E.shape.moe_every <= 1,
+                      "type-level presets have one kind of feed-forward; add a dense layer template for this one");
+        m.shape.n_ff = E.shape.n_ff;
         return m;
     }
 };
