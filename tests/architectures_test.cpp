@@ -3,6 +3,8 @@
 // published config.json numbers and model cards, never from vramplan's own footprint code.
 #include <doctest/doctest.h>
 
+#include "temp_path.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -290,7 +292,7 @@ struct moe_file {
     }
 };
 
-std::string temp_path(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+std::string temp_path(const std::string& name) { return test_temp_path(name); }
 
 }  // namespace
 

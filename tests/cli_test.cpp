@@ -2,6 +2,8 @@
 // plan_test.cpp and model_test.cpp (and repeated in comments here).
 #include <doctest/doctest.h>
 
+#include "temp_path.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -45,7 +47,7 @@ nlohmann::json run_json(const std::string& args, int expected_rc) {
     return nlohmann::json::parse(r.out);
 }
 
-std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+std::string temp(const std::string& name) { return test_temp_path(name); }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -310,7 +312,8 @@ std::vector<hostile_path> hostile_paths() {
 }  // namespace
 
 TEST_CASE("hostile paths and files: one clear line naming the path, exit 2, and never a wait") {
-    for (const auto& h : hostile_paths()) {
+    const auto all = hostile_paths();
+    for (const auto& h : all) {
         CAPTURE(h.path);
         // timeout: a FIFO that made the planner wait for a writer would fail here, not hang the suite.
         const auto r = run_program("timeout 10 " + std::string(VRAMPLAN_CLI), "plan -m " + h.path + " -g 4090");
@@ -326,6 +329,8 @@ TEST_CASE("hostile paths and files: one clear line naming the path, exit 2, and 
             CHECK(g.out.find(h.expect) != std::string::npos);
         }
     }
+    for (const auto& h : all) std::filesystem::remove_all(h.path);
+    std::filesystem::remove(temp("vramplan_loop_b.gguf"));  // the other half of the loop
 }
 
 TEST_CASE("a model file the user cannot read is refused as such") {

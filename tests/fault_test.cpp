@@ -5,6 +5,8 @@
 // failed leaves the streamer consistent, so the next pass gives exactly the clean run's logits.
 #include <doctest/doctest.h>
 
+#include "temp_path.hpp"
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -61,7 +63,7 @@ model_file streaming_model() {
     if (std::filesystem::exists(shared)) {
         f.path = shared;
     } else {
-        f.path = (std::filesystem::temp_directory_path() / "vramplan_faults.gguf").string();
+        f.path = test_temp_path("vramplan_faults.gguf");
         test_model::spec s;
         s.layers = 4;
         test_model::write(f.path, s, 41);
@@ -149,7 +151,7 @@ TEST_CASE("every allocation, upload and staging copy that fails is a clear error
 TEST_CASE("a model file cut inside any of its tensors fails to load naming that tensor") {
     const model_file f = streaming_model();
     const auto whole = io::gguf_file::open(f.path);
-    const std::string cut = (std::filesystem::temp_directory_path() / "vramplan_cut_each.gguf").string();
+    const std::string cut = test_temp_path("vramplan_cut_each.gguf");
     for (const auto& t : whole.tensors()) {
         CAPTURE(t.name);
         std::filesystem::copy_file(f.path, cut, std::filesystem::copy_options::overwrite_existing);

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "temp_path.hpp"
+
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -158,7 +160,7 @@ TEST_CASE("the writer's files read back exactly") {
     w.set_string("general.architecture", "llama").set_u32("n", 7).set_f32("f", 0.5f).set_i32s("ids", {-1, 2});
     std::vector<std::uint8_t> q(34 * 2, 3);
     w.add_tensor("q", {64}, format{format_id::q8_0}, q.data(), q.size());
-    const auto path = std::filesystem::temp_directory_path() / "vramplan_writer_test.gguf";
+    const auto path = std::filesystem::path(test_temp_path("vramplan_writer_test.gguf"));
     w.write(path.string());
     const gguf_file g = gguf_file::open(path.string());
     CHECK(g.get_uint("n") == 7);
@@ -177,7 +179,7 @@ TEST_CASE("the writer's files read back exactly") {
 }
 
 TEST_CASE("a tensor the llama description does not cover is an error, not bytes missing from the plan") {
-    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_stray.gguf").string();
+    const std::string path = test_temp_path("vramplan_stray.gguf");
     test_model::spec s;
     s.stray_tensor = "blk.0.ffn_gate_inp.weight";  // a mixture-of-experts router
     test_model::write(path, s);

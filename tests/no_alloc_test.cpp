@@ -3,6 +3,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "temp_path.hpp"
+
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -33,7 +35,7 @@ TEST_CASE("the allocation counter sees allocations") {
 TEST_CASE("a decode step allocates nothing on the host and resident or streamed") {
     test_model::spec s;
     s.weights = format{format_id::q4_0};
-    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_noalloc.gguf").string();
+    const std::string path = test_temp_path("vramplan_noalloc.gguf");
     test_model::write(path, s, 3);
     const auto file = io::gguf_file::open(path);
     const model_desc m = io::describe(file, "test");

@@ -2,6 +2,8 @@
 // regression cases for inputs that once misbehaved.
 #include <doctest/doctest.h>
 
+#include "temp_path.hpp"
+
 #include <filesystem>
 #include <fstream>
 
@@ -56,7 +58,7 @@ TEST_CASE("alignment and layer limits are validated") {
 }
 
 TEST_CASE("a file that shrinks while it is read is an error saying where it ended, not a short buffer") {
-    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_shrinks.bin").string();
+    const std::string path = test_temp_path("vramplan_shrinks.bin");
     std::ofstream(path, std::ios::binary) << std::string(4096, 'x');
     const auto f = io::input_file::open(path, "test file");
     CHECK(f.size() == 4096);
@@ -76,7 +78,7 @@ TEST_CASE("a file that shrinks while it is read is an error saying where it ende
 
 TEST_CASE("a GGUF file cut inside its tensor data fails to load with the tensor named") {
     test_model::spec s;
-    const std::string path = (std::filesystem::temp_directory_path() / "vramplan_cut_tensors.gguf").string();
+    const std::string path = test_temp_path("vramplan_cut_tensors.gguf");
     test_model::write(path, s, 2);
     const auto file = io::gguf_file::open(path);  // the header is whole
     const model_desc m = io::describe(file, "test");

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "temp_path.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -39,7 +41,7 @@ namespace {
 
 const std::string shared_models = std::string(VRAMPLAN_SHARED_DIR) + "/models/";
 
-std::string temp_file(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+std::string temp_file(const std::string& name) { return test_temp_path(name); }
 
 // A test model written to a temporary GGUF file, opened and described; the file goes with it.
 struct written_model {

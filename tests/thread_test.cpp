@@ -4,6 +4,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "temp_path.hpp"
+
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -53,8 +55,8 @@ TEST_CASE("two forward passes on two threads equal the serial runs bit for bit")
     test_model::spec q4 = q8;
     q4.weights = format{format_id::q4_0};
     q4.layers = 4;
-    const std::string a_path = (std::filesystem::temp_directory_path() / "vramplan_thread_a.gguf").string();
-    const std::string b_path = (std::filesystem::temp_directory_path() / "vramplan_thread_b.gguf").string();
+    const std::string a_path = test_temp_path("vramplan_thread_a.gguf");
+    const std::string b_path = test_temp_path("vramplan_thread_b.gguf");
     test_model::write(a_path, q8, 31);
     test_model::write(b_path, q4, 32);
     // One resident, one streaming all but one layer through staging: the streamer runs concurrently too.
