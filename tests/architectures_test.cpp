@@ -628,7 +628,7 @@ TEST_CASE("config.json: Qwen-MoE's mlp_only_layers and decoder_sparse_step make 
 
 TEST_CASE("Phi-3 GGUF: fused q/k/v and gate/up tensors, every layer sliding over the file's window") {
     const std::string path = temp_path("vramplan_phi3.gguf");
-    auto write = [&](bool window) {
+    auto write = [&](bool window, bool long_rope = false) {
         io::gguf_writer w;
         w.set_string("general.architecture", "phi3")
             .set_u32("phi3.block_count", 2)
@@ -647,6 +647,10 @@ TEST_CASE("Phi-3 GGUF: fused q/k/v and gate/up tensors, every layer sliding over
         tensor("token_embd.weight", {64, 32});
         tensor("output_norm.weight", {64});
         tensor("output.weight", {64, 32});
+        if (long_rope) {  // Phi-3 128k and Phi-3.5: LongRoPE's factors, head_dim / 2 each
+            tensor("rope_factors_long.weight", {16});
+            tensor("rope_factors_short.weight", {16});
+        }
         for (int l = 0; l < 2; ++l) {
             const std::string p = "blk." + std::to_string(l) + ".";
             tensor(p + "attn_norm.weight", {64});
@@ -683,5 +687,18 @@ TEST_CASE("Phi-3 GGUF: fused q/k/v and gate/up tensors, every layer sliding over
     // An older file without the key: full attention in every layer.
     write(false);
     CHECK(io::describe(io::gguf_file::open(path)).layer(1).attention == attention_kind::full);
+    // LongRoPE's two factor tensors are planned (2 x 16 f32 more), not counted as parameters, and
+    // refused by the runtime by name.
+    write(false, true);
+    const model_desc lr = io::describe(io::gguf_file::open(path));
+    CHECK(lr.shape.rope_factors);
+    CHECK(weight_bytes(lr) == weight_bytes(m) + 2 * 16 * 4);
+    CHECK(param_count(lr.shape) == param_count(m.shape));
+    const plan lp = plan_inference(lr, target_desc{"cpu", 1ull << 30, 0}, {.context = 4096, .ubatch = 16});
+    const auto lb = buffers(lp);
+    REQUIRE(find_buffer(lb, "rope_factors_short.weight"));
+    CHECK(find_buffer(lb, "rope_factors_short.weight")->bytes == 64);
+    CHECK(lp.gpu.weights.bytes == p.gpu.weights.bytes + 2 * 256);  // each padded to the 256-byte alignment
+    CHECK_THROWS_WITH_AS(runtime::check_rope_supported(lr.shape), doctest::Contains("LongRoPE"), error);
     std::filesystem::remove(path);
 }

@@ -76,6 +76,7 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     s.qkv_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
     s.rope_neox = a.neox;
     s.rope_freqs = g.find_tensor("rope_freqs.weight") != nullptr;
+    s.rope_factors = g.find_tensor("rope_factors_long.weight") != nullptr;
     s.qk_norm = a.qk_norm;
     s.post_norms = a.post_norms;
     s.gelu = a.gelu;
@@ -216,6 +217,9 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
     m.output_norm = expect("output_norm.weight", {1, s.n_embd});
     if (s.rope_freqs && expect("rope_freqs.weight", {1, s.head_dim / 2}) != format{format_id::f32})
         g.fail("rope_freqs.weight must be F32");
+    if (s.rope_factors)
+        for (const char* t : {"rope_factors_long.weight", "rope_factors_short.weight"})
+            if (expect(t, {1, s.head_dim / 2}) != format{format_id::f32}) g.fail(std::string(t) + " must be F32");
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
         block_kind b{{}, layer_attention(s, l), layer_ffn(s, l)};
         if (b.ffn == ffn_kind::moe && !g.find_tensor("blk." + std::to_string(l) + ".ffn_gate_exps.weight") &&

@@ -75,11 +75,16 @@ constexpr std::uint64_t rope_freqs_bytes(const model_desc& m) {
     return m.shape.rope_freqs ? checked_mul(m.shape.head_dim / 2, 4) : 0;
 }
 
+// Each of LongRoPE's two factor tensors.
+constexpr std::uint64_t rope_factors_bytes(const model_desc& m) {
+    return m.shape.rope_factors ? checked_mul(m.shape.head_dim / 2, 4) : 0;
+}
+
 // Unpadded bytes of all weights: the size of the tensor data in a GGUF file of this model.
 constexpr std::uint64_t weight_bytes(const model_desc& m) {
     std::uint64_t n = checked_add(checked_add(token_embd_bytes(m), output_bytes(m)),
                                   checked_add(output_norm_bytes(m), rope_freqs_bytes(m)));
-    n = checked_add(n, m.global_opaque_bytes);
+    n = checked_add(n, checked_add(m.global_opaque_bytes, checked_mul(rope_factors_bytes(m), 2)));
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) n = checked_add(n, block_weight_bytes(m, m.layer(l)));
     return n;
 }

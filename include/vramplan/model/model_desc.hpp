@@ -64,6 +64,9 @@ struct decoder_shape {
     rope_scaling scaling = rope_scaling::none;
     float scaling_factor = 1.0f;  // linear: positions are divided by it
     bool rope_neox = false;       // RoPE pairs (i, i + head_dim/2), GPT-NeoX style (Qwen2), not (2i, 2i+1)
+    // LongRoPE (Phi-3 128k, Phi-3.5): rope_factors_long.weight and rope_factors_short.weight, head_dim
+    // / 2 f32 factors each; buffers, not parameters, like rope_freqs.
+    bool rope_factors = false;
 
     // Mixture of experts: each layer's feed-forward is n_expert SwiGLU experts of n_ff_expert, of
     // which the router picks n_expert_used per token (n_expert = 0: a dense feed-forward of n_ff).
@@ -222,9 +225,11 @@ struct model_desc {
             case global_tensor::output_norm: return output_norm;
             case global_tensor::output: return output;
             case global_tensor::rope_freqs:
+            case global_tensor::rope_factors_long:
+            case global_tensor::rope_factors_short:
             case global_tensor::count: break;
         }
-        return format{format_id::f32};  // rope_freqs.weight: f32 divisors
+        return format{format_id::f32};  // rope_freqs.weight and LongRoPE's factors: f32
     }
 
     // Gives layer i these formats and the variants the shape gives that layer, sharing an

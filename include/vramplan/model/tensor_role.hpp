@@ -83,10 +83,20 @@ constexpr bool is_routed_expert(tensor_role r) {
 }
 
 // Tensors outside the decoder blocks, stored once per model.
-enum class global_tensor : std::uint8_t { token_embd, output_norm, output, rope_freqs, count };
+// rope_factors_long/short: LongRoPE's per-pair factors (Phi-3 128k, Phi-3.5), head_dim / 2 f32 each.
+enum class global_tensor : std::uint8_t {
+    token_embd,
+    output_norm,
+    output,
+    rope_freqs,
+    rope_factors_long,
+    rope_factors_short,
+    count
+};
 inline constexpr std::size_t n_global_tensors = static_cast<std::size_t>(global_tensor::count);
 inline constexpr std::array<std::string_view, n_global_tensors> global_tensor_names{
-    "token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight"};
+    "token_embd.weight", "output_norm.weight",       "output.weight",
+    "rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"};
 static_assert(global_tensor_names.size() == n_global_tensors && !global_tensor_names.back().empty(),
               "one name per global_tensor");
 constexpr std::string_view global_tensor_name(global_tensor g) {

@@ -70,6 +70,15 @@ inline std::vector<buffer_info> buffers(const plan& p) {
     if (s.rope_freqs)
         weight("rope_freqs.weight", tier::gpu, p.rope_freqs_offset, format{format_id::f32}, 1, s.head_dim / 2,
                global_weight(rope_freqs), -1);
+    if (s.rope_factors) {  // read by the rope ops' rotation, like rope_freqs
+        const std::uint64_t b = rope_factors_bytes(p.model), step = g.first_op(op_kind::rope);
+        for (int i = 0; i < 2; ++i)
+            out.push_back({i == 0 ? "rope_factors_long.weight" : "rope_factors_short.weight", buffer_kind::weights,
+                           tier::gpu,
+                           p.rope_factors_offset + static_cast<std::uint64_t>(i) * align_up(b, p.options.alignment), b,
+                           align_up(b, p.options.alignment), static_cast<std::uint16_t>(step),
+                           static_cast<std::uint16_t>(step), true, -1, format{format_id::f32}, 1, s.head_dim / 2});
+    }
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);

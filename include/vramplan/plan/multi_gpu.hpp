@@ -80,6 +80,7 @@ inline std::vector<device_share> plan_pipeline(const model_desc& m, const std::v
         }
         if (d == 0) s.weights = checked_add(s.weights, align_up(token_embd_bytes(m), o.alignment));
         s.weights = checked_add(s.weights, align_up(rope_freqs_bytes(m), o.alignment));  // every layer rotates with it
+        s.weights = checked_add(s.weights, checked_mul(align_up(rope_factors_bytes(m), o.alignment), 2));
         if (d + 1 == devices.size())
             s.weights = checked_add(s.weights, checked_add(align_up(output_bytes(m), o.alignment),
                                                            align_up(output_norm_bytes(m), o.alignment)));

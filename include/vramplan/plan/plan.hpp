@@ -70,6 +70,7 @@ struct plan {
     tier token_embd_tier = tier::gpu;
     std::uint64_t token_embd_offset = 0, output_norm_offset = 0, output_offset = 0;  // token_embd within its tier
     std::uint64_t rope_freqs_offset = 0;     // GPU tier; meaningful when model.shape.rope_freqs
+    std::uint64_t rope_factors_offset = 0;   // GPU tier: LongRoPE's long factors, then its short ones
     std::uint64_t global_opaque_offset = 0;  // GPU tier: an architecture without a graph's global tensors
 
     // KV cache (GPU tier): per layer a K plane then a V plane of kv_plane[kind] bytes each (aligned),
@@ -220,6 +221,7 @@ constexpr tier_sizes fixed_sizes(const plan& p) {
         checked_add(checked_add(aligned(p, output_bytes(p.model)), aligned(p, output_norm_bytes(p.model))),
                     checked_add(checked_add(kv, p.gpu.activations.bytes), aligned(p, rope_freqs_bytes(p.model))));
     t.gpu_fixed = checked_add(t.gpu_fixed, aligned(p, p.model.global_opaque_bytes));
+    t.gpu_fixed = checked_add(t.gpu_fixed, checked_mul(aligned(p, rope_factors_bytes(p.model)), 2));
     t.token_embd = aligned(p, token_embd_bytes(p.model));
     t.staging_floor = aligned(p, checked_mul(p.lim.tokens_per_pass(), p.model.shape.n_embd, 4));
     return t;
@@ -284,6 +286,8 @@ constexpr void place_weights_and_tiers(plan& p) {
     gpu_at = checked_add(gpu_at, aligned(p, output_bytes(p.model)));
     p.rope_freqs_offset = gpu_at;
     gpu_at = checked_add(gpu_at, aligned(p, rope_freqs_bytes(p.model)));
+    p.rope_factors_offset = gpu_at;
+    gpu_at = checked_add(gpu_at, checked_mul(aligned(p, rope_factors_bytes(p.model)), 2));
     p.global_opaque_offset = gpu_at;
     gpu_at = checked_add(gpu_at, aligned(p, p.model.global_opaque_bytes));
     std::uint64_t max_streamed = 0, moe_before = 0;

@@ -164,6 +164,8 @@ private:
             case global_tensor::output_norm: return a_.base(tier::gpu) + p.output_norm_offset;
             case global_tensor::output: return a_.base(tier::gpu) + p.output_offset;
             case global_tensor::rope_freqs: return a_.base(tier::gpu) + p.rope_freqs_offset;
+            case global_tensor::rope_factors_long:
+            case global_tensor::rope_factors_short: break;  // no op reads them: LongRoPE is refused
             case global_tensor::count: break;
         }
         throw error("internal: an op reads an unknown global tensor");

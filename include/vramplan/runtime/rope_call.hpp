@@ -19,6 +19,10 @@ inline void check_rope_supported(const decoder_shape& s) {
                     " RoPE scaling, which the vramplan runtime does not apply (it applies linear scaling and Llama "
                     "3.1's rope_freqs.weight), "
                     "so its output would be wrong; plan it, but run it elsewhere");
+    if (s.rope_factors)
+        throw error(
+            "the model uses LongRoPE (rope_factors_long/short.weight), which the vramplan runtime does not apply, so "
+            "its output would be wrong; plan it, but run it elsewhere");
     if (s.scaling == rope_scaling::linear && !(s.scaling_factor > 0.0f))
         throw error("linear RoPE scaling needs a positive factor");
 }
