@@ -648,6 +648,8 @@ TEST_CASE("MoE and sliding-window models: --host-experts, active parameters and 
     // Automatic fit moves experts first: every layer stays on the GPU, 30 layers' experts go to the host.
     CHECK(whole["auto_gpu_layers"] == 48);
     CHECK(whole["auto_host_expert_layers"] == 30);
+    // 30 is the fewest: with 29 layers' experts moved, the plan is still short.
+    CHECK(run("check -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192 --host-experts 29").rc == 1);
     const auto moved = run_json("plan -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192 --host-experts 30", 0);
     CHECK(moved["host_expert_layers"] == 30);
     CHECK(moved["gpu_layers"] == 48);

@@ -67,6 +67,7 @@ struct plan {
     // and its experts sit at expert_offset[layer] in the host tier's weights.
     std::array<std::uint64_t, max_block_kinds> expert_cut{};
     std::array<std::uint64_t, max_layers> expert_offset{};
+    std::array<bool, max_layers> experts_host{};
     tier token_embd_tier = tier::gpu;
     std::uint64_t token_embd_offset = 0, output_norm_offset = 0, output_offset = 0;  // token_embd within its tier
     std::uint64_t rope_freqs_offset = 0;     // GPU tier; meaningful when model.shape.rope_freqs
@@ -104,21 +105,13 @@ struct plan {
     constexpr tier layer_tier(std::uint64_t layer) const {
         return layer + gpu_layers >= model.shape.n_layer ? tier::gpu : tier::host;
     }
-    // The routed experts of a GPU-resident layer that the options put in the host tier.
-    constexpr bool experts_on_host(std::uint64_t layer) const {
-        if (model.layer(layer).ffn != ffn_kind::moe || layer_tier(layer) != tier::gpu) return false;
-        std::uint64_t moe_before = 0;
-        for (std::uint64_t l = 0; l < layer; ++l) moe_before += model.layer(l).ffn == ffn_kind::moe;
-        return moe_before < options.host_expert_layers;
-    }
+    // The routed experts of a GPU-resident layer that the options put in the host tier (decided
+    // once, when the weights are placed, by resident_stride's rule).
+    constexpr bool experts_on_host(std::uint64_t layer) const { return experts_host[layer]; }
     // How many layers have their experts in the host tier.
     constexpr std::uint64_t host_expert_layer_count() const {
-        std::uint64_t n = 0, moe_before = 0;
-        for (std::uint64_t l = 0; l < model.shape.n_layer; ++l) {
-            const bool moe = model.layer(l).ffn == ffn_kind::moe;
-            n += moe && layer_tier(l) == tier::gpu && moe_before < options.host_expert_layers;
-            moe_before += moe;
-        }
+        std::uint64_t n = 0;
+        for (std::uint64_t l = 0; l < model.shape.n_layer; ++l) n += experts_host[l];
         return n;
     }
     // Where a layer's tensor of role r lives.
@@ -297,7 +290,8 @@ constexpr void place_weights_and_tiers(plan& p) {
             p.layer_offset[l] = gpu_at;
             const std::uint64_t kept = resident_stride(p, l, moe_before);
             gpu_at = checked_add(gpu_at, kept);
-            if (kept != s) {  // the experts go to the host tier
+            p.experts_host[l] = kept != s;
+            if (p.experts_host[l]) {  // the experts go to the host tier
                 p.expert_offset[l] = host_at;
                 host_at = checked_add(host_at, s - kept);
             }
