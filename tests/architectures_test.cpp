@@ -3,7 +3,7 @@
 // published config.json numbers and model cards, never from vramplan's own footprint code.
 #include <doctest/doctest.h>
 
-#include "temp_path.hpp"
+#include "fixtures.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -258,13 +258,7 @@ struct moe_file {
             w.set_u32(a + "attention.head_count_kv", static_cast<std::uint32_t>(kv_heads));
         if (window != ~0ull) w.set_u32(a + "attention.sliding_window", static_cast<std::uint32_t>(window));
         if (dense_lead) w.set_u32(a + "leading_dense_block_count", static_cast<std::uint32_t>(dense_lead));
-        const format f32{format_id::f32};
-        auto tensor = [&](const std::string& name, std::vector<u64> dims) {
-            u64 n = 1;
-            for (auto d : dims) n *= d;
-            const std::vector<float> zeros(n);
-            w.add_tensor(name, dims, f32, zeros.data(), n * 4);
-        };
+        auto tensor = [&](const std::string& name, std::vector<u64> dims) { add_zero_tensor(w, name, dims); };
         tensor("token_embd.weight", {embd, vocab});
         tensor("output_norm.weight", {embd});
         tensor("output.weight", {embd, vocab});
@@ -351,11 +345,7 @@ TEST_CASE("malformed MoE and window metadata is an error naming the key") {
 }
 
 namespace {
-std::string write_config(const std::string& name, const std::string& json) {
-    const std::string path = temp_path(name);
-    std::ofstream(path) << json;
-    return path;
-}
+std::string write_config(const std::string& name, const std::string& json) { return write_temp_text(name, json); }
 }  // namespace
 
 TEST_CASE("config.json of qwen3_moe, mixtral, gemma2 and gemma3 (text_config) read as the presets") {
@@ -638,12 +628,7 @@ TEST_CASE("Phi-3 GGUF: fused q/k/v and gate/up tensors, every layer sliding over
             .set_u32("phi3.attention.head_count_kv", 2)
             .set_u32("phi3.context_length", 4096);
         if (window) w.set_u32("phi3.attention.sliding_window", 2047);
-        auto tensor = [&](const std::string& name, std::vector<u64> dims) {
-            u64 n = 1;
-            for (auto d : dims) n *= d;
-            const std::vector<float> zeros(n);
-            w.add_tensor(name, dims, format{format_id::f32}, zeros.data(), n * 4);
-        };
+        auto tensor = [&](const std::string& name, std::vector<u64> dims) { add_zero_tensor(w, name, dims); };
         tensor("token_embd.weight", {64, 32});
         tensor("output_norm.weight", {64});
         tensor("output.weight", {64, 32});

@@ -202,7 +202,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     const auto m = run("models");
     CHECK(m.rc == 0);
     CHECK(m.out.find("70,553,706,496") != std::string::npos);
-    CHECK(lines(m.out) == 24);                                        // a header and 23 presets
+    CHECK(lines(m.out) == 25);                                        // a header and 24 presets
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
@@ -684,6 +684,45 @@ TEST_CASE("MoE and sliding-window models: --host-experts, active parameters and 
     CHECK(g["layer_kinds"][0]["attention"] == "sliding");
     CHECK(g["layer_kinds"][0]["kv_positions"] == 1535);
     CHECK(g["kv_bytes"] == (5ull * 32768 + 29ull * 1535) * 4 * 256 * 2 * 2);
+    CHECK(g["attention_chunk"].is_null());
+    // Llama-4-Scout: layers 3, 7, ... attend to the whole context, the others within chunks of
+    // 8192, holding 8192 + 512 - 1 positions.
+    const auto scout = run_json("plan -m llama4-scout -g h200 --weights q4_k --ctx 65536", 0);
+    CHECK(scout["attention_chunk"] == 8192);
+    CHECK(scout["sliding_window"].is_null());
+    CHECK(scout["layer_kinds"][0]["attention"] == "chunked");
+    CHECK(scout["layer_kinds"][0]["kv_positions"] == 8703);
+    CHECK(scout["layer_kinds"][3]["attention"] == "full");
+    CHECK(scout["kv_bytes"] == (12ull * 65536 + 36ull * 8703) * 8 * 128 * 2 * 2);
+    CHECK(run("plan -m llama4-scout -g h200 --weights q4_k --ctx 65536")
+              .out.find("36 chunked-attention layers (8192 positions, a cache ring of 8703 at this micro-batch) and "
+                        "12 full-attention layers") != std::string::npos);
+}
+
+TEST_CASE("--offload compute keeps the host layers' KV cache in host memory; advise says what to combine") {
+    const auto j =
+        run_json("plan -m llama3.1-70b -g rtx-4090 --weights q4_0 --ctx 8192 --gpu-layers 47 --offload compute", 0);
+    CHECK(j["offload_mode"] == "compute");
+    CHECK(j["fits"] == true);
+    CHECK(j["host_kv_bytes"] == 33ull * 33'554'432);  // 33 layers' K and V planes: 2 x 8192 x 1024 x 2 bytes
+    CHECK(j["kv_bytes"] == 80ull * 33'554'432);
+    CHECK(j["staging_bytes"] == 0);
+    const auto text =
+        run("plan -m llama3.1-70b -g rtx-4090 --weights q4_0 --ctx 8192 --gpu-layers 47 --offload compute");
+    CHECK(text.out.find("Pinned host tier (layers computed by the CPU, with their KV cache)") != std::string::npos);
+    CHECK(text.out.find("cache_k/v.0..32 (KV cache)") != std::string::npos);
+    const auto bad = run("plan -m llama3.1-70b -g rtx-4090 --offload sideways");
+    CHECK(bad.rc != 0);
+    // A plan that does not fit: single remedies, both offload modes, and the best combination.
+    const auto advice = run("advise -m llama3.1-70b -g rtx-4090 --weights q8_0 --ctx 8192");
+    CHECK(advice.out.find("offload") != std::string::npos);
+    CHECK(advice.out.find("computed by the CPU (--gpu-layers") != std::string::npos);
+    CHECK(advice.out.find("best fit: weights q4_k + KV q8_0 + ") != std::string::npos);
+    const auto a = run_json("plan -m llama3.1-70b -g rtx-4090 --weights q8_0 --ctx 8192", 1);  // does not fit: 1
+    REQUIRE(a["best_fit"].is_object());
+    CHECK(a["best_fit"]["flags"].get<std::string>().find("--weights q4_k --kv q8_0 --gpu-layers ") == 0);
+    CHECK(a["best_fit"]["predicted_tokens_per_second"].get<double>() > 0);
+    CHECK(run_json("plan -m llama3-8b -g rtx-4090", 0)["best_fit"].is_null());
 }
 
 TEST_CASE("a gemma3 config.json plans its text model and says the vision tower is left out") {

@@ -43,6 +43,7 @@ TEST_CASE("every preset has equal type-level and run-time descriptions") {
     check_twin<presets::llama32_1b<q8_0, f16>>(presets::llama32_1b_entry, q8_0::value, f16::value);
     check_twin<presets::llama32_3b<q4_0, f16>>(presets::llama32_3b_entry, q4_0::value, f16::value);
     check_twin<presets::llama33_70b<q4_k, f16>>(presets::llama33_70b_entry, q4_k::value, f16::value);
+    check_twin<presets::llama4_scout<q4_k, q8_0>>(presets::llama4_scout_entry, q4_k::value, q8_0::value);
 }
 
 TEST_CASE("presets are found by name and alias and unknown names list the choices") {

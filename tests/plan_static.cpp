@@ -34,6 +34,14 @@ static_assert(!vp::fits_v<stories260k<vp::f32, vp::f16>, board, vp::limits{.cont
 // 24 GiB RTX 4090: its 48 layers are one kind.
 static_assert(vp::fits<qwen3_30b_a3b<vp::q4_k>, vp::targets::rtx_4090, vp::limits{.context = 32768}>);
 static_assert(qwen3_30b_a3b<vp::q4_k>::describe().n_kinds == 1);
+// Llama-4-Scout's text model (16 experts of 8192 and a shared expert in each of 48 layers) in Q4_K
+// fits an H200 at 131072 tokens: 12 global layers hold the context, the 36 chunked ones 8192 + 511
+// positions; it does not fit an RTX 4090 whole.
+constexpr vp::limits ctx128k{.context = 131072, .ubatch = 512};
+static_assert(vp::fits<llama4_scout<vp::q4_k>, vp::targets::h200_141gb, ctx128k>);
+static_assert(vp::compile_time_plan<llama4_scout<vp::q4_k>, vp::targets::h200_141gb, ctx128k>.gpu.kv.bytes ==
+              (12ull * 131072 + 36ull * 8703) * 8 * 128 * 2 * 2);
+static_assert(!vp::fits_v<llama4_scout<vp::q4_k>, vp::targets::rtx_4090, ctx8k>);
 // 80 layers of two alternating kinds (Llama-3.1-70B's shape with Gemma 2's local/global pattern)
 // plan at compile time: 40 global layers of 8192 positions, 40 local ones of 4096 + 511, each
 // position 8 KV heads x 128 x 2 bytes, K and V.

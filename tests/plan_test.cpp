@@ -7,6 +7,7 @@
 
 #include "vramplan/model/presets.hpp"
 #include "vramplan/plan/advice.hpp"
+#include "vramplan/plan/best_fit.hpp"
 #include "vramplan/plan/buffers.hpp"
 #include "vramplan/plan/fits.hpp"
 #include "vramplan/target/catalog.hpp"
@@ -23,11 +24,11 @@ void check_invariants(const plan& p) {
         REQUIRE(b.offset % p.options.alignment == 0);
         REQUIRE(b.bytes <= b.reserved);
         sum[static_cast<int>(b.where)][static_cast<int>(b.kind)] += b.reserved;
-        const region& r = b.where == tier::gpu ? (b.kind == buffer_kind::weights       ? p.gpu.weights
-                                                  : b.kind == buffer_kind::kv          ? p.gpu.kv
-                                                  : b.kind == buffer_kind::activations ? p.gpu.activations
-                                                                                       : p.gpu.staging)
-                                               : p.host.weights;
+        const tier_layout& tl = b.where == tier::gpu ? p.gpu : p.host;
+        const region& r = b.kind == buffer_kind::weights       ? tl.weights
+                          : b.kind == buffer_kind::kv          ? tl.kv
+                          : b.kind == buffer_kind::activations ? tl.activations
+                                                               : tl.staging;
         REQUIRE(b.offset >= r.offset);
         REQUIRE(b.offset + b.reserved <= r.end());
     }
@@ -36,6 +37,9 @@ void check_invariants(const plan& p) {
     CHECK(sum[0][1] == p.gpu.kv.bytes);
     CHECK(sum[0][3] == p.gpu.staging.bytes);
     CHECK(sum[1][0] == p.host.weights.bytes);
+    CHECK(sum[1][1] == p.host.kv.bytes);
+    CHECK(sum[1][2] >= p.host.activations.bytes);
+    CHECK(p.host.total() == p.host.weights.bytes + p.host.kv.bytes + p.host.activations.bytes);
     CHECK(sum[0][2] >= p.gpu.activations.bytes);
     CHECK(p.gpu.total() == p.gpu.weights.bytes + p.gpu.kv.bytes + p.gpu.activations.bytes + p.gpu.staging.bytes);
     // No two buffers alive at the same step overlap (persistent ones are alive at every step).
@@ -111,6 +115,49 @@ TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090 does not fit but does with 37 laye
     const auto est = estimate_decode(off);
     CHECK(est.link_bytes == 37 * 481'361'920ull);
     CHECK(est.seconds() == doctest::Approx(37 * 481'361'920.0 / 32e9));
+}
+
+TEST_CASE("Llama-3.1-70B Q4_0 on one RTX 4090 with the offloaded layers computed by the CPU: 33 of them") {
+    const model_desc m = presets::describe(presets::llama31_70b_entry, uniform_policy(q4_0::value));
+    const limits lim{.context = 8192};
+    const target_desc gpu = targets::by_name("4090");
+    // Computed on the CPU, a layer takes its KV planes along (2 x 8192 x 1024 x 2 bytes) and needs
+    // no staging: each resident layer costs 481,361,920 + 33,554,432 bytes beside the head, the
+    // output norm, rope_freqs and the activations.
+    const std::uint64_t layer = 481'361'920ull, kv = 33'554'432ull;
+    const std::uint64_t fixed = 591'003'648ull + 32'768 + 256 + 150'996'992ull;
+    const std::uint64_t budget = 24ull * (1 << 30) - 536'870'912ull;
+    CHECK((budget - fixed) / (layer + kv) == 47);
+    const plan off = plan_auto_offload(m, gpu, lim, {.offload = offload_mode::compute});
+    REQUIRE(off.fits());
+    CHECK(off.gpu_layers == 47);
+    CHECK(off.host_computed_layers() == 33);
+    CHECK(off.staging_slot == 0);
+    CHECK(off.needed() == fixed + 47 * (layer + kv) + 536'870'912ull);
+    // The host tier holds the 33 layers, the embedding, their KV planes and the CPU's activations.
+    CHECK(off.host.weights.bytes == 33 * layer + 591'003'648ull);
+    CHECK(off.host.kv.bytes == 33 * kv);
+    CHECK(off.host.activations.bytes == 150'996'992ull);
+    CHECK(off.kv_bytes() == 80 * kv);
+    CHECK(off.kv_tier(32) == tier::host);
+    CHECK(off.kv_tier(33) == tier::gpu);
+    check_invariants(off);
+    // Decode: the CPU reads its layers and their cache at host bandwidth, the GPU the rest at its
+    // own; one residual row of 8192 f32 crosses the link.
+    const auto est = estimate_decode(off);
+    CHECK(est.host_bytes == 33 * (layer + kv));
+    CHECK(est.link_bytes == 8192 * 4);
+    const double device = static_cast<double>(est.device_bytes) / static_cast<double>(gpu.memory_bandwidth);
+    CHECK(est.seconds() == doctest::Approx(device + 33.0 * (layer + kv) / 60e9));
+    CHECK(est.device_bytes == 47 * (layer + kv) + 591'003'648ull + 32'768 + 256);
+    // advise lists both ways with their predicted speed; computing them is faster here.
+    const auto adv = advise(m, gpu, lim);
+    const auto compute = std::find_if(adv.begin(), adv.end(), [](const advice_item& a) {
+        return a.remedy == "offload 33 of 80 layers, computed by the CPU (--gpu-layers 47 --offload compute)";
+    });
+    REQUIRE(compute != adv.end());
+    CHECK(compute->fits);
+    CHECK(compute->tradeoff.find("predicted decode") == 0);
 }
 
 TEST_CASE("Llama-3-8B Q4_0 on an RTX 4060 8GB fits at 8192 with a largest context of 26394") {
@@ -240,4 +287,53 @@ TEST_CASE("buffers are found by name") {
     CHECK(k->bytes == 512 * 32 * 2);
     CHECK(find_buffer(all, "act.logits")->bytes == 512 * 4);
     CHECK(find_buffer(all, "nonexistent") == nullptr);
+}
+
+TEST_CASE("best_fit: the fastest fitting combination, 4-bit weights or more, and which changes make it") {
+    const target_desc small = targets::by_name("rtx 4060 8gb");
+    const limits lim{.context = 8192};
+    // A model that fits needs no combination; one that fits nowhere has none.
+    CHECK_FALSE(best_fit(presets::describe(presets::llama3_8b_entry, uniform_policy(q4_0::value)), small, lim));
+    const target_desc board{.name = "board", .capacity = 64ull << 20, .reserve = 0};
+    CHECK_FALSE(best_fit(presets::describe(presets::llama31_70b_entry, uniform_policy(f16::value)), board, lim));
+    // Llama-3-8B in f16 (16 GB) on 8 GB: Q4_K weights with a Q8_0 cache fit whole. They read fewer
+    // bytes per token than any combination that keeps larger weights or offloads layers, and 3-bit
+    // weights are not considered while they fit.
+    const model_desc f16m = presets::describe(presets::llama3_8b_entry, uniform_policy(f16::value));
+    const auto dense = best_fit(f16m, small, lim);
+    REQUIRE(dense);
+    CHECK(dense->changes == "weights q4_k + KV q8_0");
+    CHECK(dense->flags == "--weights q4_k --kv q8_0");
+    CHECK(dense->p.fits());
+    CHECK(dense->p.streamed_layers() == 0);
+    CHECK(dense->speed_known);
+    // Q4_K weights alone fit too, but read the f16 cache: slower. Q8_0 weights do not fit whole.
+    const plan q4k_alone = plan_inference(requantize_weights(f16m, q4_k::value), small, lim);
+    CHECK(q4k_alone.fits());
+    CHECK(estimate_decode(q4k_alone).seconds() > dense->decode.seconds());
+    CHECK_FALSE(plan_inference(requantize_weights(f16m, q8_0::value), small, lim).fits());
+    // Qwen3-30B-A3B in f16 (61 GB) on 8 GB: Q4_K weights, a Q8_0 cache and the experts of the fewest
+    // MoE layers in host memory: one layer fewer does not fit.
+    const model_desc moe = presets::describe(presets::qwen3_30b_a3b_entry, uniform_policy(f16::value));
+    const auto best = best_fit(moe, small, lim);
+    REQUIRE(best);
+    const std::uint64_t h = best->p.host_expert_layer_count();
+    CHECK(best->changes == "weights q4_k + KV q8_0 + experts of " + std::to_string(h) + " MoE layers in host memory");
+    CHECK(best->flags == "--weights q4_k --kv q8_0 --host-experts " + std::to_string(h));
+    model_desc q = requantize_weights(moe, q4_k::value);
+    q.kv = q8_0::value;
+    CHECK(plan_inference(q, small, lim, {.host_expert_layers = h}).fits());
+    CHECK_FALSE(plan_inference(q, small, lim, {.host_expert_layers = h - 1}).fits());
+    // Keeping the f16 cache instead would need more experts moved and be slower.
+    q.kv = f16::value;
+    const plan wide_cache = plan_auto_offload(q, small, lim);
+    REQUIRE(wide_cache.fits());
+    CHECK(wide_cache.host_expert_layer_count() > h);
+    CHECK(estimate_decode(wide_cache).seconds() > best->decode.seconds());
+    // A unified-memory device never streams.
+    target_desc unified = small;
+    unified.unified = true;
+    const auto one_memory = best_fit(moe, unified, lim);
+    REQUIRE(one_memory);
+    CHECK(one_memory->p.streamed_layers() == 0);
 }

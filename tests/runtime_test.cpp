@@ -294,6 +294,27 @@ TEST_CASE("streaming most layers through staging gives exactly the resident resu
     std::filesystem::remove(path);
 }
 
+TEST_CASE(
+    "layers the plan has the CPU compute (offload compute): their KV views are host memory, and the runtime refuses by "
+    "name") {
+    test_model::spec s;
+    s.layers = 5;
+    const written_model written("vramplan_offload_compute.gguf", s, 13);
+    const auto& m = written.m;
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 32, .ubatch = 4},
+                                  {.gpu_layers = 2, .offload = offload_mode::compute});
+    CHECK(p.host_computed_layers() == 3);
+    CHECK(p.staging_slot == 0);
+    runtime::cpu_backend backend;
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    // Layer 2's cache sits in the host tier's KV region, layer 3's in the GPU tier's.
+    CHECK(a.kv(2, false).where == tier::host);
+    CHECK(a.kv(2, true).data == a.base(tier::host) + p.host.kv.offset + p.kv_offset[2] + p.kv_plane_of(2));
+    CHECK(a.kv(3, false).data == a.base(tier::gpu) + p.gpu.kv.offset);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{a},
+                         doctest::Contains("the plan has the CPU compute 3 host-tier layers (offload compute)"), error);
+}
+
 TEST_CASE("one allocation per tier and views at planned offsets and refusal before allocation") {
     test_model::spec s;
     const written_model written("vramplan_arena.gguf", s, 11);

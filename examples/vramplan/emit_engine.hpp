@@ -69,8 +69,10 @@ inline std::string differences_llama_cpp(const plan& p) {
         s += fmt::format(
             "# With {} of {} blocks on the GPU llama.cpp also keeps the output head in host memory, and it computes "
             "the\n"
-            "# offloaded blocks and the head on the CPU, where the plan streams them to the GPU.\n",
-            p.gpu_layers, p.model.shape.n_layer);
+            "# offloaded blocks and the head on the CPU, {}.\n",
+            p.gpu_layers, p.model.shape.n_layer,
+            p.host_computed_layers() ? "as the plan computes those blocks (--offload compute)"
+                                     : "where the plan streams them to the GPU (plan with --offload compute to match)");
     return s;
 }
 

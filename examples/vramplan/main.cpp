@@ -22,7 +22,7 @@ namespace {
 
 struct plan_args {
     std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit, split,
-                                         host_experts, host_bandwidth;
+                                         host_experts, host_bandwidth, offload = "stream";
     std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1, nodes = 1;
     bool json = false;
 };
@@ -45,6 +45,11 @@ void add_plan_options(CLI::App* c, plan_args& a) {
         ->check(CLI::IsMember({"fused", "naive"}))
         ->capture_default_str();
     c->add_option("--gpu-layers", a.gpu_layers, "layers kept on the GPU: a number, all, or auto")
+        ->capture_default_str();
+    c->add_option("--offload", a.offload,
+                  "what happens to layers left in host memory: stream (copied to the GPU each pass) or compute "
+                  "(computed by the CPU, with their KV cache, as llama.cpp's -ngl does)")
+        ->check(CLI::IsMember({"stream", "compute"}))
         ->capture_default_str();
     c->add_option("--host-ram", a.host_ram, "pinned host memory available for offloaded layers");
     c->add_option("--host-experts", a.host_experts,
@@ -119,6 +124,7 @@ inputs resolve(const plan_args& a) {
                         std::to_string(in.model.desc.shape.n_layer) + " layers");
     }
     if (!a.host_ram.empty()) in.opt.host_capacity = cli::parse_size(a.host_ram);
+    in.opt.offload = a.offload == "compute" ? offload_mode::compute : offload_mode::stream;
     if (!a.host_experts.empty()) {
         const std::uint64_t moe = moe_layer_count(in.model.desc);
         if (moe == 0)

@@ -14,6 +14,7 @@
 #include "../common/inputs.hpp"
 #include "vramplan/format/bytes.hpp"
 #include "vramplan/plan/advice.hpp"
+#include "vramplan/plan/best_fit.hpp"
 #include "vramplan/plan/buffers.hpp"
 #include "vramplan/plan/plan.hpp"
 
@@ -45,7 +46,21 @@ struct plan_summary {
     std::uint64_t auto_host_experts = 0;  // MoE layers whose experts the automatic fit keeps in the host tier
     decode_estimate decode{};
     std::vector<advice_item> advice;
+    std::optional<fit_combination> best;  // the fastest combination of changes that fits (when it does not)
 };
+
+// "weights q4_k + 10 of 80 layers computed by the CPU (--weights q4_k --gpu-layers 70 --offload
+// compute): predicted decode 3.2 tokens/s, the fastest of 12 combinations that fit".
+inline std::string best_fit_line(const fit_combination& b) {
+    return fmt::format("{} ({}): {}", b.changes, b.flags,
+                       b.speed_known ? fmt::format("predicted decode {:.1f} tokens/s, the fastest of {} combinations "
+                                                   "that fit",
+                                                   b.decode.tokens_per_second(), b.tried)
+                                     : fmt::format("the fewest bytes read outside the GPU per token of {} combinations "
+                                                   "that fit (decode speed not predicted: this GPU's bandwidths are "
+                                                   "not known)",
+                                                   b.tried));
+}
 
 // A local GPU as the driver reports it now: what is in use and by whom.
 inline void print_local_gpu(const targets::local_gpu& g, const plan& p) {
@@ -75,16 +90,19 @@ inline void print_local_shortfall(const targets::local_gpu& g, const plan& p) {
                    human(g.total_bytes));
 }
 
-// "24 sliding (window 1024) and 10 full-attention layers", or empty when every layer attends fully.
+// "24 sliding-window layers (1024 positions, ...) and 10 full-attention layers", or empty when
+// every layer attends fully. Chunked layers (Llama 4) are described the same way.
 inline std::string attention_layers(const plan& p) {
-    std::uint64_t sliding = 0;
-    for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l)
-        sliding += p.model.layer(l).attention == attention_kind::sliding;
-    if (sliding == 0) return {};
-    const std::uint64_t full = p.model.shape.n_layer - sliding;
-    return fmt::format("{} sliding-window layers ({} positions, a cache ring of {} at this micro-batch){}", sliding,
-                       p.model.shape.sliding_window,
-                       kv_positions(p.model.shape, attention_kind::sliding, p.lim.context, p.lim.ubatch),
+    const auto& sh = p.model.shape;
+    const attention_kind local = sh.attention_chunk ? attention_kind::chunked : attention_kind::sliding;
+    std::uint64_t n_local = 0;
+    for (std::uint64_t l = 0; l < sh.n_layer; ++l) n_local += p.model.layer(l).attention == local;
+    if (n_local == 0) return {};
+    const std::uint64_t full = sh.n_layer - n_local;
+    return fmt::format("{} {} layers ({} positions, a cache ring of {} at this micro-batch){}", n_local,
+                       local == attention_kind::chunked ? "chunked-attention" : "sliding-window",
+                       local == attention_kind::chunked ? sh.attention_chunk : sh.sliding_window,
+                       kv_positions(sh, local, p.lim.context, p.lim.ubatch),
                        full ? fmt::format(" and {} full-attention layers", full) : std::string());
 }
 
@@ -99,6 +117,7 @@ inline plan_summary summarize(const model_desc& m, const target_desc& t, const l
     s.auto_host_experts = fit.fits() ? fit.host_expert_layer_count() : 0;
     s.decode = estimate_decode(s.p);
     s.advice = advise(m, t, lim, o);
+    s.best = best_fit(m, t, lim, o);
     return s;
 }
 
@@ -162,11 +181,14 @@ inline void print_plan(const plan_summary& s) {
         const tier_layout& tl = t == tier::gpu ? p.gpu : p.host;
         if (tl.total() == 0) continue;
         const bool experts_here = t == tier::host && p.host_expert_layer_count() != 0;
+        const std::string layers_here = p.streamed_layers() == 0   ? std::string()
+                                        : p.host_computed_layers() ? "layers computed by the CPU, with their KV cache"
+                                                                   : "layers streamed to the GPU through staging";
+        const std::string what = experts_here && !layers_here.empty() ? "experts computed by the CPU; " + layers_here
+                                 : experts_here                       ? std::string("experts computed by the CPU")
+                                                                      : layers_here;
         fmt::print("{} tier{}\n", t == tier::gpu ? "GPU" : "Pinned host",
-                   t == tier::gpu                             ? ""
-                   : experts_here && p.streamed_layers() == 0 ? " (experts computed by the CPU)"
-                   : experts_here ? " (experts computed by the CPU; layers streamed to the GPU through staging)"
-                                  : " (streamed to the GPU through staging)");
+                   t == tier::gpu || what.empty() ? std::string() : " (" + what + ")");
         fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", "buffer", "offset", "size", "steps");
         // Weight layers are summarized as ranges: one line per run of consecutive layers.
         std::int64_t run_first = -1, run_last = -1;
@@ -269,7 +291,10 @@ inline void print_plan(const plan_summary& s) {
                    s.decode.tokens_per_second(), human(s.decode.device_bytes),
                    s.decode.link_bytes ? ", " + human(s.decode.link_bytes) + " over the host link" : std::string(),
                    s.decode.host_bytes
-                       ? fmt::format(", {} of experts from host memory at {}/s", human(s.decode.host_bytes),
+                       ? fmt::format(", {} read by the CPU from host memory ({}) at {}/s", human(s.decode.host_bytes),
+                                     p.host_computed_layers() && p.host_expert_layer_count() ? "experts and layers"
+                                     : p.host_computed_layers() ? "layers and their KV cache"
+                                                                : "experts",
                                      human(p.target.host_memory_bandwidth()))
                        : std::string());
     if (!p.fits() && !s.advice.empty()) {
@@ -277,6 +302,7 @@ inline void print_plan(const plan_summary& s) {
         for (const auto& a : s.advice)
             fmt::print("  - {}: saves {}{}\n", a.remedy, human(a.saved_bytes), a.fits ? ", then FITS" : "");
     }
+    if (s.best) fmt::print("\nbest fit: {}\n", best_fit_line(*s.best));
 }
 
 inline nlohmann::json local_gpu_json(const targets::local_gpu& g) {
@@ -296,6 +322,7 @@ inline void print_advice_table(const plan_summary& s) {
         fmt::print("{:<72} {:>12} {:>12} {:>5}  {}\n", a.remedy, human(a.saved_bytes), human(a.needed_bytes),
                    a.fits ? "yes" : "no", a.tradeoff);
     if (s.advice.empty()) fmt::print("(no remedy saves memory for this model and device)\n");
+    if (s.best) fmt::print("\nbest fit: {}\n", best_fit_line(*s.best));
 }
 
 inline nlohmann::json plan_json(const plan_summary& s) {
@@ -315,13 +342,16 @@ inline nlohmann::json plan_json(const plan_summary& s) {
                                : nlohmann::json(nullptr);
     j["host_expert_layers"] = p.host_expert_layer_count();
     j["sliding_window"] = sh.sliding_window ? nlohmann::json(sh.sliding_window) : nlohmann::json(nullptr);
+    j["attention_chunk"] = sh.attention_chunk ? nlohmann::json(sh.attention_chunk) : nlohmann::json(nullptr);
     auto& kinds = j["layer_kinds"] = nlohmann::json::array();
     for (std::uint64_t l = 0; l < sh.n_layer; ++l)
         kinds.push_back({{"attention", attention_kind_name(p.model.layer(l).attention)},
                          {"ffn", ffn_kind_name(p.model.layer(l).ffn)},
                          {"kv_positions", p.kv_positions_of(l)}});
     j["weights_bytes"] = p.gpu.weights.bytes + p.host.weights.bytes;
-    j["kv_bytes"] = p.gpu.kv.bytes;
+    j["kv_bytes"] = p.kv_bytes();
+    j["host_kv_bytes"] = p.host.kv.bytes;
+    j["offload_mode"] = std::string(offload_mode_name(p.options.offload));
     j["activations_bytes"] = p.gpu.activations.bytes;
     j["activations_lower_bound_bytes"] = p.act_lower_bound;
     j["staging_bytes"] = p.gpu.staging.bytes;
@@ -379,6 +409,20 @@ inline nlohmann::json plan_json(const plan_summary& s) {
                        {"saved_bytes", a.saved_bytes},
                        {"needed_bytes", a.needed_bytes},
                        {"fits", a.fits}});
+    if (s.best) {
+        const auto& b = *s.best;
+        j["best_fit"] = {{"changes", b.changes},
+                         {"flags", b.flags},
+                         {"needed_bytes", b.p.needed()},
+                         {"offload_mode", std::string(offload_mode_name(b.p.options.offload))},
+                         {"gpu_layers", b.p.gpu_layers},
+                         {"host_expert_layers", b.p.host_expert_layer_count()},
+                         {"predicted_tokens_per_second",
+                          b.speed_known ? nlohmann::json(b.decode.tokens_per_second()) : nlohmann::json(nullptr)},
+                         {"combinations_that_fit", b.tried}};
+    } else {
+        j["best_fit"] = nullptr;
+    }
     return j;
 }
 

@@ -8,6 +8,7 @@
 #include "vramplan/model/format_policy.hpp"
 #include "vramplan/model/training.hpp"
 #include "vramplan/plan/advice.hpp"
+#include "vramplan/plan/best_fit.hpp"
 #include "vramplan/plan/buffers.hpp"
 
 namespace {
@@ -72,6 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     s.shared_expert_gate = more & 4;
     s.gelu = more & 8;
     t.host_bandwidth = (more >> 8) % 1'000'000'000'000;
+    s.attention_chunk = more & 16 ? r.dim() : 0;  // read last of all: older seeds keep their meaning
+    o.offload = more & 32 ? offload_mode::compute : offload_mode::stream;
     try {
         const model_desc m = make_model("fuzz", s, pol);
         const plan p = plan_inference(m, t, lim, o);
@@ -79,6 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)plan_auto_offload(m, t, lim, o).needed();
         (void)estimate_decode(p).seconds();
         if (flags & 64) (void)advise(m, t, lim, o).size();
+        if (flags & 64 && more & 64) (void)best_fit(m, t, lim, o).has_value();
         training_config c;
         c.seq = r.dim() + 1;
         c.lora_rank = r.dim() % 64;

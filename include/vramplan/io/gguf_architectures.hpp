@@ -24,16 +24,20 @@ struct gguf_architecture {
     bool expert_width_key = false;     // experts' width in expert_feed_forward_length (else feed_forward_length)
     bool norm_topk_prob = true;        // the chosen experts' weights renormalized
     bool slides = false;               // some layers use attention.sliding_window
-    std::uint64_t window_period = 0;   // with slides: every P-th layer is global (0: every layer slides)
+    std::uint64_t window_period = 0;   // with slides or chunk: every P-th layer is global (0: none is)
     std::uint64_t default_window = 0;  // with slides: when the key is absent (0: the key is required)
     bool window_optional = false;      // with slides: no key, no window
     bool fused = false;                // q/k/v and gate/up stored fused (attn_qkv, a double ffn_up)
+    // Chunked attention of this many positions in the local layers, unless the file's
+    // attention.sliding_window says otherwise (0: none, as MobileLLM's llama4 files say).
+    std::uint64_t chunk = 0;
+    bool shared_expert = false;  // every expert layer has a shared expert as wide as the routed ones
 };
 
 // Gemma 2 alternates local and global layers (layer 0 local), Gemma 3 has five local layers to
 // each global one; llama.cpp fixes both patterns per architecture, as here. Llama files with
 // experts are Mixtral's layout; Qwen2-MoE does not renormalize the chosen experts' weights.
-inline constexpr std::array<gguf_architecture, 8> gguf_architectures{{
+inline constexpr std::array<gguf_architecture, 9> gguf_architectures{{
     {.name = "llama", .moe = moe_layout::optional},
     {.name = "qwen2", .neox = true},
     {.name = "qwen2moe", .neox = true, .moe = moe_layout::required, .expert_width_key = true, .norm_topk_prob = false},
@@ -56,6 +60,16 @@ inline constexpr std::array<gguf_architecture, 8> gguf_architectures{{
     // Phi-3: NeoX pairs, fused projections; every layer slides when the file gives a window (current
     // converters write config.json's sliding_window; older files have none and plan full layers).
     {.name = "phi3", .neox = true, .slides = true, .window_optional = true, .fused = true},
+    // Llama 4: three chunked layers to each global one (llama.cpp fixes the pattern and the 8192-token
+    // chunk), experts every interleave_moe_layer_step-th layer, each with a shared expert; the
+    // router's sigmoid weights are not renormalized.
+    {.name = "llama4",
+     .moe = moe_layout::optional,
+     .expert_width_key = true,
+     .norm_topk_prob = false,
+     .window_period = 4,
+     .chunk = 8192,
+     .shared_expert = true},
 }};
 
 inline std::string known_architectures() {

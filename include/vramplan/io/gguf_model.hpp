@@ -108,7 +108,7 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
         // n_ff is the dense width; a model whose every layer has experts has none, so keep the key's
         // value (or the experts') for what reads it, such as tensor-parallel sharding checks.
         s.n_ff = ff ? ff : s.n_ff_expert;
-        s.n_ff_shared = g.get_uint(p + "expert_shared_feed_forward_length", 0);
+        s.n_ff_shared = g.get_uint(p + "expert_shared_feed_forward_length", a.shared_expert ? s.n_ff_expert : 0);
         // Dense layers before the expert layers (DeepSeek's and GLM's files say how many), and
         // expert layers every P-th layer (Llama 4's files).
         s.n_dense_lead = g.get_uint(p + "leading_dense_block_count", 0);
@@ -129,6 +129,10 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
         if (s.sliding_window == 0)
             g.fail("metadata key '" + p + "attention.sliding_window' is 0; a sliding window holds at least 1 token");
         s.window_period = a.window_period;
+    }
+    if (a.chunk != 0) {
+        s.attention_chunk = g.get_uint(p + "attention.sliding_window", a.chunk);
+        if (s.attention_chunk != 0) s.window_period = a.window_period;
     }
     validate(s);
     return s;

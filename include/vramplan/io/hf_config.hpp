@@ -67,15 +67,16 @@ namespace detail {
 struct config_family {
     std::string_view type;
     bool qkv_bias = false, neox = false, qk_norm = false, post_norms = false, gelu = false, tied = false;
-    enum class experts : std::uint8_t { none, mixtral, qwen } moe = experts::none;
+    enum class experts : std::uint8_t { none, mixtral, qwen, llama4 } moe = experts::none;
     bool shared_gate = false;         // Qwen2-MoE's sigmoid gate on the shared expert
     bool norm_topk_default = true;    // when norm_topk_prob is absent
     bool window_key = false;          // sliding_window applies to every layer when given (non-null)
     std::uint64_t window_period = 0;  // Gemma: every P-th layer is global
     bool fused = false;               // q/k/v and gate/up stored fused (Phi-3: qkv_proj, gate_up_proj)
+    bool chunks = false;              // local layers attend within attention_chunk_size (Llama 4)
 };
 
-inline constexpr std::array<config_family, 10> config_families{{
+inline constexpr std::array<config_family, 11> config_families{{
     {.type = "llama"},
     {.type = "mistral", .window_key = true},
     {.type = "mixtral", .moe = config_family::experts::mixtral, .window_key = true},
@@ -97,15 +98,39 @@ inline constexpr std::array<config_family, 10> config_families{{
      .tied = true,
      .window_period = 6},
     {.type = "phi3", .neox = true, .window_key = true, .fused = true},
+    {.type = "llama4_text", .moe = config_family::experts::llama4, .chunks = true},
+}};
+
+// Multimodal checkpoints that nest their language model in text_config, and its model type.
+struct nested_text_model {
+    std::string_view type, text_type;
+};
+inline constexpr std::array<nested_text_model, 2> nested_text_models{{
+    {"gemma3", "gemma3_text"},
+    {"llama4", "llama4_text"},
 }};
 
 inline std::string known_config_types() {
     std::string s;
     for (const auto& f : config_families) s += (s.empty() ? "" : ", ") + std::string(f.type);
-    return s + " and gemma3 (its text model)";
+    for (const auto& n : nested_text_models) s += ", " + std::string(n.type);
+    return s + " (the last ones' text models)";
 }
 
-// The shape of one language model's settings object (the file itself, or Gemma 3's text_config).
+// A per-layer list (layer_types, no_rope_layers) must say what the period says: layer l is global
+// when l % period == period - 1, and local otherwise.
+inline void check_layer_pattern(const config_reader& c, const char* key, std::uint64_t n_layer, std::uint64_t period,
+                                const nlohmann::json& local, const nlohmann::json& global) {
+    if (!c.has(key)) return;
+    const auto& list = c.j[key];
+    if (!list.is_array() || list.size() != n_layer) c.fail(key, "must list one value per layer (num_hidden_layers)");
+    for (std::size_t l = 0; l < list.size(); ++l)
+        if (list[l] != (l % period == period - 1 ? global : local))
+            c.fail(key, "does not follow one global layer in every " + std::to_string(period) + " (layer " +
+                            std::to_string(l) + " is " + list[l].dump() + "); vramplan plans that pattern only");
+}
+
+// The shape of one language model's settings object (the file itself, or a text_config).
 inline decoder_shape read_shape(const config_reader& c, const config_family& f) {
     decoder_shape s;
     s.n_vocab = c.count("vocab_size");
@@ -152,23 +177,45 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
             s.shared_expert_gate = s.n_ff_shared != 0;
         }
     }
-    if (f.moe != experts::none) s.norm_topk_prob = c.flag_or("norm_topk_prob", f.norm_topk_default);
-    if (f.window_period != 0) {
+    if (f.moe == experts::llama4) {
+        // intermediate_size is the experts' width (routed and shared), intermediate_size_mlp the
+        // dense layers'; layer l has experts when l % interleave_moe_layer_step == step - 1.
+        s.n_expert = c.count_or("num_local_experts", 0);
+        if (s.n_expert != 0) {
+            s.n_expert_used = c.count("num_experts_per_tok");
+            s.n_ff_expert = s.n_ff_shared = s.n_ff;
+            const std::uint64_t step = c.count_or("interleave_moe_layer_step", 1);
+            if (step == 0) c.fail("interleave_moe_layer_step", "must be at least 1");
+            s.moe_every = step == 1 ? 0 : step;
+            if (c.has("moe_layers")) {
+                const auto& moe = c.j["moe_layers"];
+                bool follows = moe.is_array() && moe.size() == s.n_layer / step;
+                for (std::size_t i = 0; follows && i < moe.size(); ++i)
+                    follows = moe[i].is_number_unsigned() && moe[i].get<std::uint64_t>() == (i + 1) * step - 1;
+                if (!follows)
+                    c.fail("moe_layers", "does not list every interleave_moe_layer_step-th layer (" + moe.dump() +
+                                             "); vramplan plans that pattern only");
+            }
+        }
+        s.n_ff = c.count_or("intermediate_size_mlp", s.n_ff);
+    }
+    if (f.moe != experts::none)
+        s.norm_topk_prob = c.flag_or("norm_topk_prob", f.norm_topk_default && f.moe != experts::llama4);
+    if (f.chunks) {
+        // Llama 4: layers that use RoPE (no_rope_layers[l] = 1) attend within chunks, and every
+        // no_rope_layer_interval-th layer (no RoPE) attends to the whole context.
+        s.attention_chunk = c.count_or("attention_chunk_size", 0);
+        if (s.attention_chunk != 0) {
+            s.window_period = c.count_or("no_rope_layer_interval", 4);
+            if (s.window_period == 0) c.fail("no_rope_layer_interval", "must be at least 1");
+            check_layer_pattern(c, "no_rope_layers", s.n_layer, s.window_period, 1, 0);
+            check_layer_pattern(c, "layer_types", s.n_layer, s.window_period, "chunked_attention", "full_attention");
+        }
+    } else if (f.window_period != 0) {
         s.sliding_window = c.count("sliding_window");
         s.window_period = c.count_or("sliding_window_pattern", f.window_period);
         // Newer Gemma 3 files list each layer's attention instead; it must be the same pattern.
-        if (c.has("layer_types")) {
-            const auto& types = c.j["layer_types"];
-            if (!types.is_array() || types.size() != s.n_layer)
-                c.fail("layer_types", "must list one attention type per layer (num_hidden_layers)");
-            for (std::size_t l = 0; l < types.size(); ++l) {
-                const bool full = l % s.window_period == s.window_period - 1;
-                if (types[l] != (full ? "full_attention" : "sliding_attention"))
-                    c.fail("layer_types", "does not follow one global layer in every " +
-                                              std::to_string(s.window_period) + " (layer " + std::to_string(l) +
-                                              " is " + types[l].dump() + ")");
-            }
-        }
+        check_layer_pattern(c, "layer_types", s.n_layer, s.window_period, "sliding_attention", "full_attention");
     } else if (f.window_key && c.has("sliding_window")) {
         s.sliding_window = c.count("sliding_window");  // every layer slides (Mistral v0.1, Phi-3)
     }
@@ -195,14 +242,17 @@ inline config_description describe_config(const std::string& path) {
     config_description out;
     const nlohmann::json* settings = &j;
     std::string prefix;
-    // Gemma 3's multimodal checkpoints nest the language model in text_config.
-    if (type == "gemma3") {
+    // Gemma 3's and Llama 4's multimodal checkpoints nest the language model in text_config.
+    for (const auto& n : detail::nested_text_models) {
+        if (type != n.type) continue;
         if (!j.contains("text_config") || !j["text_config"].is_object())
-            top.fail("text_config", "is missing; a gemma3 config.json nests its language model there");
+            top.fail("text_config",
+                     "is missing; a " + std::string(n.type) + " config.json nests its language model there");
         settings = &j["text_config"];
         prefix = "text_config.";
-        type = "gemma3_text";
+        type = n.text_type;
         out.notes.push_back("the vision tower (vision_config) is not planned: this is the text model alone");
+        break;
     }
     const detail::config_family* family = nullptr;
     for (const auto& f : detail::config_families)
@@ -213,6 +263,9 @@ inline config_description describe_config(const std::string& path) {
     const detail::config_reader c{path, *settings, prefix};
     out.shape = detail::read_shape(c, *family);
     auto& s = out.shape;
+    // A nested model may leave tie_word_embeddings to the outer object (Llama 4 does).
+    if (settings != &j && !c.has("tie_word_embeddings") && top.has("tie_word_embeddings"))
+        s.tied_output = top.flag_or("tie_word_embeddings", s.tied_output);
     // rope_scaling: "llama3" is Llama 3.1's, stored in GGUF as rope_freqs.weight; plan it the same.
     if (c.has("rope_scaling")) {
         if (!(*settings)["rope_scaling"].is_object())

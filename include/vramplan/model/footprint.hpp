@@ -98,16 +98,21 @@ constexpr std::uint64_t kv_row_bytes(const model_desc& m) { return row_bytes(m.k
 // `ubatch` tokens before it attends, and its first query still needs the window - 1 positions before
 // it, so window - 1 + ubatch positions are live at once; the ring slot a new token overwrites held
 // a position the window has already passed (which is why fewer would corrupt and more is waste).
-// Never more than the context. A layer without attention holds nothing.
+// A chunked layer holds chunk + micro-batch - 1 by the same argument: a query sees at most the
+// chunk - 1 positions before it (at the end of a chunk), and in the worst case, a pass that starts
+// at a chunk's last position, all of them are live while the pass appends. Never more than the
+// context. A layer without attention holds nothing.
 constexpr std::uint64_t kv_positions(const decoder_shape& s, attention_kind a, std::uint64_t context,
                                      std::uint64_t ubatch) {
+    const std::uint64_t pass = ubatch < context ? ubatch : context;
+    auto ring = [&](std::uint64_t span) {
+        const std::uint64_t n = checked_add(span, pass) - 1;
+        return n < context ? n : context;
+    };
     switch (a) {
         case attention_kind::full: return context;
-        case attention_kind::sliding: {
-            const std::uint64_t pass = ubatch < context ? ubatch : context;
-            const std::uint64_t ring = checked_add(s.sliding_window, pass) - 1;
-            return ring < context ? ring : context;
-        }
+        case attention_kind::sliding: return ring(s.sliding_window);
+        case attention_kind::chunked: return ring(s.attention_chunk);
         case attention_kind::none:
         case attention_kind::count: break;
     }
@@ -125,7 +130,7 @@ constexpr std::uint64_t kv_cache_bytes(const model_desc& m, std::uint64_t contex
 }
 
 // K and V bytes one more token of context costs, counting the layers whose cache grows with the
-// context (sliding layers stop growing at their ring).
+// context (sliding and chunked layers stop growing at their ring).
 constexpr std::uint64_t kv_bytes_per_token(const model_desc& m) {
     std::uint64_t full = 0;
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)

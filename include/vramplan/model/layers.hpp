@@ -76,15 +76,18 @@ struct rms_norm {
 // when 1, GQA between), RoPE positions, and a KV cache in format Kv. QkNorm: an RMSNorm per q and
 // k head (Qwen3, Gemma 3). Window > 0: layers attend to a sliding window of that many positions,
 // all of them (WindowPeriod 0) or all but every WindowPeriod-th layer (Gemma's local/global).
+// Chunk > 0 instead: those layers attend within chunks of that many positions (Llama 4).
 template <std::uint64_t Embd, std::uint64_t NHead, std::uint64_t NHeadKv, std::uint64_t HeadDim, storage_format W,
           bool QkvBias = false, std::uint32_t RopeBase = 10000, storage_format Wv = W, bool QkNorm = false,
-          std::uint64_t Window = 0, std::uint64_t WindowPeriod = 0>
+          std::uint64_t Window = 0, std::uint64_t WindowPeriod = 0, std::uint64_t Chunk = 0>
 struct attention {
     static_assert(NHead % NHeadKv == 0, "n_head must be a multiple of n_head_kv");
-    static_assert(Window > 0 || WindowPeriod == 0, "a local/global pattern needs a sliding window");
+    static_assert(Window > 0 || Chunk > 0 || WindowPeriod == 0,
+                  "a local/global pattern needs a sliding window or an attention chunk");
+    static_assert(Window == 0 || Chunk == 0, "local layers either slide or attend within chunks, not both");
     static constexpr std::uint64_t n_embd = Embd, n_head = NHead, n_head_kv = NHeadKv, head_dim = HeadDim;
     static constexpr bool qkv_bias = QkvBias, qk_norm = QkNorm;
-    static constexpr std::uint64_t sliding_window = Window, window_period = WindowPeriod;
+    static constexpr std::uint64_t sliding_window = Window, window_period = WindowPeriod, attention_chunk = Chunk;
     static constexpr float rope_base =
         static_cast<float>(RopeBase);  // integral: float template arguments are C++20 but not in every compiler yet
     static constexpr auto tensors() {
@@ -230,6 +233,7 @@ struct decoder_transformer {
         s.qk_norm = attn::qk_norm;
         s.sliding_window = attn::sliding_window;
         s.window_period = attn::window_period;
+        s.attention_chunk = attn::attention_chunk;
         s.post_norms = Block::post_norms;
         using mlp = typename Block::mlp_type;
         if constexpr (has_experts<mlp>) {
@@ -282,10 +286,12 @@ struct decoder_transformer {
     static constexpr std::uint64_t weight_bytes() {
         return checked_add(total_bytes(tensors()), checked_mul(NLayer, total_bytes(Block::tensors())));
     }
-    // Sliding layers stop growing at their ring, so only the full layers cost more per token.
+    // Sliding and chunked layers stop growing at their ring, so only the full layers cost more per
+    // token.
     static constexpr std::uint64_t kv_bytes_per_token() {
         const std::uint64_t period = attn::window_period;
-        const std::uint64_t full = attn::sliding_window == 0 ? NLayer : period == 0 ? 0 : NLayer / period;
+        const bool local = attn::sliding_window != 0 || attn::attention_chunk != 0;
+        const std::uint64_t full = !local ? NLayer : period == 0 ? 0 : NLayer / period;
         return checked_mul(full, attn::template kv_bytes_per_token<Kv>());
     }
 };

@@ -92,6 +92,10 @@ struct decoder_shape {
     // others slide (Gemma 2: P = 2, Gemma 3: P = 6, gpt-oss: P = 2).
     std::uint64_t sliding_window = 0;
     std::uint64_t window_period = 0;
+    // Chunked attention (Llama 4's local layers): the positions are cut into chunks of
+    // attention_chunk tokens and a query attends to the earlier positions of its own chunk only.
+    // window_period places the global layers as for sliding windows (Llama 4: P = 4).
+    std::uint64_t attention_chunk = 0;
 
     bool qk_norm = false;     // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
     bool post_norms = false;  // RMSNorm of each sublayer's output before its residual add (Gemma 2/3)
@@ -116,14 +120,14 @@ struct decoder_shape {
     }
 };
 
-// How a layer attends: over the whole context, over a sliding window (its cache holds only what
-// the window needs), or not at all.
-enum class attention_kind : std::uint8_t { full, sliding, none, count };
+// How a layer attends: over the whole context, over a sliding window or within its chunk (its cache
+// holds only what the window or chunk needs), or not at all.
+enum class attention_kind : std::uint8_t { full, sliding, chunked, none, count };
 // How a layer's feed-forward is made: one dense SwiGLU, or routed experts (plus a shared one).
 enum class ffn_kind : std::uint8_t { dense, moe, count };
 
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(attention_kind::count)> attention_kind_names{
-    "full", "sliding", "none"};
+    "full", "sliding", "chunked", "none"};
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(ffn_kind::count)> ffn_kind_names{"dense", "moe"};
 constexpr std::string_view attention_kind_name(attention_kind k) {
     return attention_kind_names[static_cast<std::size_t>(k)];
@@ -132,9 +136,11 @@ constexpr std::string_view ffn_kind_name(ffn_kind k) { return ffn_kind_names[sta
 
 // Layer l's attention and feed-forward, from the shape's pattern: the one place that rule lives.
 constexpr attention_kind layer_attention(const decoder_shape& s, std::uint64_t l) {
-    if (s.sliding_window == 0) return attention_kind::full;
-    if (s.window_period == 0) return attention_kind::sliding;
-    return l % s.window_period == s.window_period - 1 ? attention_kind::full : attention_kind::sliding;
+    const attention_kind local = s.sliding_window != 0    ? attention_kind::sliding
+                                 : s.attention_chunk != 0 ? attention_kind::chunked
+                                                          : attention_kind::full;
+    if (local == attention_kind::full || s.window_period == 0) return local;
+    return l % s.window_period == s.window_period - 1 ? attention_kind::full : local;
 }
 constexpr ffn_kind layer_ffn(const decoder_shape& s, std::uint64_t l) {
     if (s.n_expert == 0 || l < s.n_dense_lead) return ffn_kind::dense;
@@ -323,8 +329,10 @@ constexpr void validate(const decoder_shape& s) {
     } else if (s.n_expert_used != 0 || s.n_ff_shared != 0) {
         throw error("experts used per token or a shared expert are given, but no experts (expert_count is 0)");
     }
-    if (s.window_period != 0 && s.sliding_window == 0)
-        throw error("a local/global layer pattern needs a sliding window of at least 1 token");
+    if (s.window_period != 0 && s.sliding_window == 0 && s.attention_chunk == 0)
+        throw error("a local/global layer pattern needs a sliding window or an attention chunk of at least 1 token");
+    if (s.sliding_window != 0 && s.attention_chunk != 0)
+        throw error("a model's local layers either slide or attend within chunks, not both");
 }
 
 // Every tensor's rows must be whole blocks of its format (Q4_0 cannot store a 172-value row).

@@ -300,21 +300,48 @@ inline constexpr preset_entry gemma3_27b_entry{"Gemma-3-27B",
                                                 .gelu = true},
                                                27009346304};
 
-inline constexpr std::array<preset_entry, 23> catalog{
+// Llama-4-Scout-17B-16E, the text model (config.json text_config): 16 experts of 8192, one per
+// token, beside a shared expert of the same width, in every layer (interleave_moe_layer_step 1);
+// three of every four layers attend within chunks of 8192 positions, the fourth to the whole
+// context. The vision tower is not counted.
+inline constexpr preset_entry llama4_scout_entry{"Llama-4-Scout-17B-16E",
+                                                 "llama4-scout llama-4-scout",
+                                                 {.n_vocab = 202048,
+                                                  .n_embd = 5120,
+                                                  .n_layer = 48,
+                                                  .n_head = 40,
+                                                  .n_head_kv = 8,
+                                                  .head_dim = 128,
+                                                  .n_ff = 16384,
+                                                  .rope_base = 500000.0f,
+                                                  .norm_eps = 1e-5f,
+                                                  .n_ctx_train = 10485760,
+                                                  .rope_freqs = true,
+                                                  .n_expert = 16,
+                                                  .n_expert_used = 1,
+                                                  .n_ff_expert = 8192,
+                                                  .n_ff_shared = 8192,
+                                                  .norm_topk_prob = false,
+                                                  .window_period = 4,
+                                                  .attention_chunk = 8192},
+                                                 107769861120};
+
+inline constexpr std::array<preset_entry, 24> catalog{
     llama2_7b_entry,       llama2_13b_entry, llama3_8b_entry,     llama31_8b_entry,   llama31_70b_entry,
     mistral_7b_entry,      qwen25_7b_entry,  tinyllama_entry,     phi3_mini_entry,    stories260k_entry,
     qwen3_06b_entry,       qwen3_8b_entry,   qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry,
     gemma3_4b_entry,       llama32_1b_entry, llama32_3b_entry,    llama33_70b_entry,  qwen3_32b_entry,
-    qwen3_235b_a22b_entry, gemma3_12b_entry, gemma3_27b_entry,
+    qwen3_235b_a22b_entry, gemma3_12b_entry, gemma3_27b_entry,    llama4_scout_entry,
 };
 
 // The type-level model of a shape: W for every matrix (embedding and head included unless given),
 // Kv for the cache, Act for activations. Its layer templates take every number from the entry.
 namespace type_level {
 template <const preset_entry& E, storage_format W>
-using preset_attention = layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim, W,
-                                           E.shape.qkv_bias, static_cast<std::uint32_t>(E.shape.rope_base), W,
-                                           E.shape.qk_norm, E.shape.sliding_window, E.shape.window_period>;
+using preset_attention =
+    layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim, W, E.shape.qkv_bias,
+                      static_cast<std::uint32_t>(E.shape.rope_base), W, E.shape.qk_norm, E.shape.sliding_window,
+                      E.shape.window_period, E.shape.attention_chunk>;
 template <const preset_entry& E, storage_format W>
 using preset_mlp = std::conditional_t<
     E.shape.n_expert != 0,
@@ -399,6 +426,8 @@ template <class... Formats>
 using gemma3_12b = decoder_preset<gemma3_12b_entry, Formats...>;
 template <class... Formats>
 using gemma3_27b = decoder_preset<gemma3_27b_entry, Formats...>;
+template <class... Formats>
+using llama4_scout = decoder_preset<llama4_scout_entry, Formats...>;
 
 inline const preset_entry* find(std::string_view name) { return detail::find_by_name(catalog, name, "model"); }
 

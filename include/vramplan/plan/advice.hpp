@@ -52,6 +52,30 @@ inline std::string weight_tradeoff(format f) {
     }
 }
 
+inline std::string format_ratio(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1fx", x);
+    return buf;
+}
+inline std::string format_tokens_per_second(const decode_estimate& e) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.1f tokens/s", e.tokens_per_second());
+    return buf;
+}
+
+// The plan with as many layers resident as fit, for each offload mode (experts first, as
+// plan_auto_offload does); a mode that fits no layer count keeps every layer resident.
+struct offload_plans {
+    plan stream, compute;
+};
+constexpr offload_plans offload_both_ways(const model_desc& m, const target_desc& t, const limits& lim,
+                                          plan_options o) {
+    o.offload = offload_mode::stream;
+    const plan s = plan_auto_offload(m, t, lim, o);
+    o.offload = offload_mode::compute;
+    return {s, plan_auto_offload(m, t, lim, o)};
+}
+
 inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t, const limits& lim,
                                        const plan_options& opt = {}) {
     const plan base = plan_inference(m, t, lim, opt);
@@ -135,34 +159,37 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
         }
         const plan p = plan_inference(m, t, lim, o);
         std::string cost = "the CPU computes those experts from host memory";
-        if (t.memory_bandwidth) {
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "%.1fx", estimate_decode(p).seconds() / estimate_decode(base).seconds());
-            cost = std::string("predicted decode ") + buf + " slower: " + cost;
-        }
+        if (t.memory_bandwidth)
+            cost = "predicted decode " + format_ratio(estimate_decode(p).seconds() / estimate_decode(base).seconds()) +
+                   " slower: " + cost;
         add("keep the experts of " + std::to_string(o.host_expert_layers) + " of " + std::to_string(n_moe) +
                 " MoE layers in host memory (--host-experts " + std::to_string(o.host_expert_layers) + ")",
             cost, p);
     }
+    // Whole layers in host memory, both ways: streamed to the GPU each pass, or computed by the CPU
+    // with their KV cache (llama.cpp's way); each item says its predicted decode speed.
     if (!t.unified) {
-        const std::uint64_t g = auto_gpu_layers(base);
-        if (g != no_layers_fit && g < m.shape.n_layer) {
-            plan_options o = opt;
-            o.gpu_layers = g;
-            const plan p = plan_inference(m, t, lim, o);
+        const offload_plans both = offload_both_ways(m, t, lim, opt);
+        for (const auto& [mode, p] :
+             {std::pair{offload_mode::stream, &both.stream}, std::pair{offload_mode::compute, &both.compute}}) {
+            if (!p->fits() && p->gpu_layers == all_gpu_layers) continue;
+            if (p->gpu_layers >= m.shape.n_layer) continue;
+            const bool compute = mode == offload_mode::compute;
+            std::string cost = compute ? "the CPU reads those layers and their KV cache from host memory every token"
+                                       : "streamed weights cross the host link every token";
             // Speed is predicted only from known bandwidths (a laptop part's are its maker's).
-            std::string cost = "streamed weights cross the host link every token";
-            if (t.memory_bandwidth && t.link_bandwidth) {
-                const double slow = estimate_decode(p).seconds() / estimate_decode(base).seconds();
-                char buf[64];
-                std::snprintf(buf, sizeof buf, "%.1fx", slow);
-                cost = std::string("predicted decode ") + buf + " slower: " + cost;
+            if (t.memory_bandwidth && (compute || t.link_bandwidth)) {
+                cost = "predicted decode " + format_tokens_per_second(estimate_decode(*p)) + ", " +
+                       format_ratio(estimate_decode(*p).seconds() / estimate_decode(base).seconds()) +
+                       " slower: " + cost;
             } else {
                 cost += " (decode speed not predicted: this GPU's bandwidths are not known)";
             }
-            add("offload " + std::to_string(m.shape.n_layer - g) + " of " + std::to_string(m.shape.n_layer) +
-                    " layers to pinned host memory (--gpu-layers " + std::to_string(g) + ")",
-                cost, p);
+            add("offload " + std::to_string(m.shape.n_layer - p->gpu_layers) + " of " +
+                    std::to_string(m.shape.n_layer) + " layers, " +
+                    (compute ? "computed by the CPU" : "streamed to the GPU") + " (--gpu-layers " +
+                    std::to_string(p->gpu_layers) + (compute ? " --offload compute" : "") + ")",
+                cost, *p);
         }
     }
     std::stable_sort(out.begin(), out.end(),

@@ -93,15 +93,20 @@ inline std::vector<buffer_info> buffers(const plan& p) {
         const std::uint64_t kv_exact = checked_mul(p.kv_rows_of(l), kv_row_bytes(p.model));
         for (int which = 0; which < 2; ++which)
             out.push_back({std::string(which == 0 ? "cache_k." : "cache_v.") + std::to_string(l), buffer_kind::kv,
-                           tier::gpu, p.kv_plane_offset(l, which == 1), kv_exact, p.kv_plane_of(l),
+                           p.kv_tier(l), p.kv_plane_offset(l, which == 1), kv_exact, p.kv_plane_of(l),
                            g.first_op(op_kind::kv_append), g.first_op(op_kind::attention), true,
                            static_cast<std::int64_t>(l), p.model.kv, p.kv_rows_of(l), s.kv_dim()});
     }
-    for (std::size_t i = 0; i < g.n_buffers; ++i)
-        out.push_back({"act." + std::string(p.act[i].name), buffer_kind::activations, tier::gpu,
-                       p.gpu.activations.offset + p.act_offset[i], p.act[i].bytes,
-                       align_up(p.act[i].bytes, p.options.alignment), p.act[i].first, p.act[i].last, false, -1,
-                       p.model.activations, 0, 0});
+    // The CPU's copy of the arena, when it computes host-tier layers, holds the same buffers.
+    for (tier t : {tier::gpu, tier::host}) {
+        const tier_layout& tl = t == tier::gpu ? p.gpu : p.host;
+        if (t == tier::host && tl.activations.bytes == 0) continue;
+        for (std::size_t i = 0; i < g.n_buffers; ++i)
+            out.push_back({"act." + std::string(p.act[i].name), buffer_kind::activations, t,
+                           tl.activations.offset + p.act_offset[i], p.act[i].bytes,
+                           align_up(p.act[i].bytes, p.options.alignment), p.act[i].first, p.act[i].last, false, -1,
+                           p.model.activations, 0, 0});
+    }
     for (std::uint64_t i = 0; i < (p.staging_slot ? 2u : 0u); ++i)
         out.push_back({"staging." + std::to_string(i), buffer_kind::staging, tier::gpu,
                        p.gpu.staging.offset + i * p.staging_slot, p.staging_slot, p.staging_slot, g.block_begin,

@@ -1,7 +1,8 @@
 // The inference plan: where every byte lives. Weights and KV cache are persistent and stacked
 // layer after layer; activations are the buffers of the forward graph (model/decoder_graph.hpp),
 // packed once by the lifetimes the graph gives them, the decoder block's standing for every block; layers that do not
-// fit stay in the pinned host tier and stream through two GPU staging slots. Everything is constexpr and loops over
+// fit stay in the pinned host tier, and either stream through two GPU staging slots or are computed there by the CPU
+// (with their KV cache and activations in the host tier too). Everything is constexpr and loops over
 // layers at most a few times, never over layers x buffers, so an 80-layer model plans inside default constexpr limits.
 #pragma once
 
@@ -28,6 +29,16 @@ inline constexpr std::uint64_t all_gpu_layers = ~std::uint64_t{0};
 
 inline constexpr std::uint64_t all_expert_layers = ~std::uint64_t{0};
 
+// What happens to the layers that stay in the host tier. stream: each pass copies them to the GPU
+// through two staging slots (Accelerate-style weight streaming), and the GPU computes them, so their
+// KV cache stays on the GPU. compute: the CPU computes them where they are, as llama.cpp does with
+// the layers --n-gpu-layers leaves out, so their KV cache and an activation arena live in the host
+// tier and nothing but a row per token crosses the link.
+enum class offload_mode : std::uint8_t { stream, compute, count };
+inline constexpr std::array<std::string_view, static_cast<std::size_t>(offload_mode::count)> offload_mode_names{
+    "stream", "compute"};
+constexpr std::string_view offload_mode_name(offload_mode m) { return offload_mode_names[static_cast<std::size_t>(m)]; }
+
 struct plan_options {
     std::uint64_t alignment = 256;              // every buffer starts at a multiple of this
     std::uint64_t gpu_layers = all_gpu_layers;  // decoder layers kept in the GPU tier (the last ones)
@@ -37,6 +48,7 @@ struct plan_options {
     // n_expert_used of n_expert planes are read per token, which is why this costs less speed than
     // streaming whole layers. A streamed layer's experts are in the host tier with it anyway.
     std::uint64_t host_expert_layers = 0;
+    offload_mode offload = offload_mode::stream;
 };
 
 struct region {
@@ -74,8 +86,9 @@ struct plan {
     std::uint64_t rope_factors_offset = 0;   // GPU tier: LongRoPE's long factors, then its short ones
     std::uint64_t global_opaque_offset = 0;  // GPU tier: an architecture without a graph's global tensors
 
-    // KV cache (GPU tier): per layer a K plane then a V plane of kv_plane[kind] bytes each (aligned),
-    // layer l's K plane at kv_offset[l] within the KV region. Sliding-window layers hold their ring.
+    // KV cache: per layer a K plane then a V plane of kv_plane[kind] bytes each (aligned), layer l's
+    // K plane at kv_offset[l] within its tier's KV region (the host tier's for layers the CPU
+    // computes, else the GPU's). Sliding-window and chunked layers hold their ring.
     std::array<std::uint64_t, max_block_kinds> kv_plane{};
     std::array<std::uint64_t, max_layers> kv_offset{};
 
@@ -97,14 +110,21 @@ struct plan {
         return checked_mul(kv_positions_of(layer), lim.batch);
     }
     constexpr std::uint64_t kv_plane_of(std::uint64_t layer) const { return kv_plane[model.layer_kind[layer]]; }
-    // Offset of layer l's K (values = false) or V plane within the GPU tier.
-    constexpr std::uint64_t kv_plane_offset(std::uint64_t layer, bool values) const {
-        return gpu.kv.offset + kv_offset[layer] + (values ? kv_plane_of(layer) : 0);
-    }
-
     constexpr tier layer_tier(std::uint64_t layer) const {
         return layer + gpu_layers >= model.shape.n_layer ? tier::gpu : tier::host;
     }
+    // Whether the CPU computes layer l (a host-tier layer under offload_mode::compute).
+    constexpr bool host_computed(std::uint64_t layer) const {
+        return options.offload == offload_mode::compute && layer_tier(layer) == tier::host;
+    }
+    constexpr tier kv_tier(std::uint64_t layer) const { return host_computed(layer) ? tier::host : tier::gpu; }
+    // Offset of layer l's K (values = false) or V plane within its tier (kv_tier).
+    constexpr std::uint64_t kv_plane_offset(std::uint64_t layer, bool values) const {
+        const region& kv = kv_tier(layer) == tier::gpu ? gpu.kv : host.kv;
+        return kv.offset + kv_offset[layer] + (values ? kv_plane_of(layer) : 0);
+    }
+    // Bytes of the whole KV cache, both tiers.
+    constexpr std::uint64_t kv_bytes() const { return checked_add(gpu.kv.bytes, host.kv.bytes); }
     // The routed experts of a GPU-resident layer that the options put in the host tier (decided
     // once, when the weights are placed, by resident_stride's rule).
     constexpr bool experts_on_host(std::uint64_t layer) const { return experts_host[layer]; }
@@ -124,7 +144,11 @@ struct plan {
         return is_routed_expert(r) && experts_on_host(layer) ? expert_offset[layer] + (at - expert_cut[k])
                                                              : layer_offset[layer] + at;
     }
+    // Layers in the host tier, streamed or computed there.
     constexpr std::uint64_t streamed_layers() const { return model.shape.n_layer - gpu_layers; }
+    constexpr std::uint64_t host_computed_layers() const {
+        return options.offload == offload_mode::compute ? streamed_layers() : 0;
+    }
     // Bytes the GPU tier needs, the runtime reserve included.
     constexpr std::uint64_t needed() const { return checked_add(gpu.total(), target.reserve); }
     constexpr std::uint64_t budget() const { return target.capacity; }
@@ -165,19 +189,29 @@ constexpr std::uint64_t resident_stride(const plan& p, std::uint64_t layer, std:
     return host ? p.expert_cut[k] : p.block_stride[k];
 }
 
-// Each kind's K/V plane, and the layers' planes stacked in layer order: returns the KV bytes.
-constexpr std::uint64_t lay_out_kv(plan& p) {
+// The resident layer count the options ask for (every layer on a unified-memory device).
+constexpr void choose_gpu_layers(plan& p) {
+    const std::uint64_t n = p.model.shape.n_layer;
+    p.gpu_layers = p.options.gpu_layers > n ? n : p.options.gpu_layers;
+    if (p.target.unified) p.gpu_layers = n;  // one memory: nothing to stream
+}
+
+// Each kind's K/V plane, and the layers' planes stacked in layer order within their tier's KV
+// region (sizes into p.gpu.kv and p.host.kv; their offsets come later).
+constexpr void lay_out_kv(plan& p) {
     for (std::uint32_t k = 0; k < p.model.n_kinds; ++k) {
         const std::uint64_t positions =
             kv_positions(p.model.shape, p.model.kinds[k].attention, p.lim.context, p.lim.ubatch);
         p.kv_plane[k] = aligned(p, checked_mul(checked_mul(positions, p.lim.batch), kv_row_bytes(p.model)));
     }
-    std::uint64_t at = 0;
+    std::uint64_t at[2] = {0, 0};
     for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {
-        p.kv_offset[l] = at;
-        at = checked_add(at, checked_mul(p.kv_plane_of(l), 2));
+        auto& tier_at = at[p.kv_tier(l) == tier::gpu ? 0 : 1];
+        p.kv_offset[l] = tier_at;
+        tier_at = checked_add(tier_at, checked_mul(p.kv_plane_of(l), 2));
     }
-    return at;
+    p.gpu.kv.bytes = at[0];
+    p.host.kv.bytes = at[1];
 }
 
 constexpr void lay_out_activations(plan& p) {
@@ -199,17 +233,19 @@ constexpr void lay_out_activations(plan& p) {
 // Bytes of the GPU tier with g layers resident, without building the plan: used by auto-fit.
 struct tier_sizes {
     std::uint64_t gpu_fixed = 0;      // output head, output norm, RoPE frequencies, KV, activations
+                                      // (KV per layer instead when host layers are computed there)
     std::uint64_t token_embd = 0;     // resident only when every layer is
     std::uint64_t staging_floor = 0;  // the embedding rows of one pass, staged when token_embd streams
 };
 
-constexpr std::uint64_t staging_for(std::uint64_t max_streamed_stride, const tier_sizes& t) {
+constexpr std::uint64_t staging_for(const plan& p, std::uint64_t max_streamed_stride, const tier_sizes& t) {
+    if (p.options.offload == offload_mode::compute) return 0;  // the CPU computes them: nothing is copied whole
     return checked_mul(max_streamed_stride > t.staging_floor ? max_streamed_stride : t.staging_floor, 2);
 }
 
 constexpr tier_sizes fixed_sizes(const plan& p) {
     tier_sizes t;
-    const std::uint64_t kv = p.gpu.kv.bytes;
+    const std::uint64_t kv = p.options.offload == offload_mode::compute ? 0 : p.kv_bytes();
     t.gpu_fixed =
         checked_add(checked_add(aligned(p, output_bytes(p.model)), aligned(p, output_norm_bytes(p.model))),
                     checked_add(checked_add(kv, p.gpu.activations.bytes), aligned(p, rope_freqs_bytes(p.model))));
@@ -223,7 +259,8 @@ constexpr tier_sizes fixed_sizes(const plan& p) {
 }  // namespace detail
 
 // GPU-tier bytes (reserve included) for every possible count of resident layers, in one pass:
-// out[g] for g = 0..n_layer. Streamed layers are the first ones, as llama.cpp's --n-gpu-layers.
+// out[g] for g = 0..n_layer. Host layers are the first ones, as llama.cpp's --n-gpu-layers; when
+// the CPU computes them, a layer's KV planes go where the layer goes.
 template <class Out>
 constexpr void needed_by_gpu_layers(const plan& base, Out&& out) {
     const auto t = detail::fixed_sizes(base);
@@ -237,13 +274,15 @@ constexpr void needed_by_gpu_layers(const plan& base, Out&& out) {
         const std::uint64_t s = detail::layer_stride(base, l);
         prefix_max[l + 1] = s > prefix_max[l] ? s : prefix_max[l];
         on_gpu[l] = detail::resident_stride(base, l, moe_before);
+        if (base.options.offload == offload_mode::compute)
+            on_gpu[l] = checked_add(on_gpu[l], checked_mul(base.kv_plane_of(l), 2));
         moe_before += base.model.layer(l).ffn == ffn_kind::moe;
     }
     std::uint64_t resident = 0;
     for (std::uint64_t g = 0; g <= n; ++g) {
         if (g > 0) resident = checked_add(resident, on_gpu[n - g]);
         const bool all = g == n;
-        const std::uint64_t staging = all ? 0 : detail::staging_for(prefix_max[n - g], t);
+        const std::uint64_t staging = all ? 0 : detail::staging_for(base, prefix_max[n - g], t);
         std::uint64_t total = checked_add(checked_add(t.gpu_fixed, resident), staging);
         if (all) total = checked_add(total, t.token_embd);
         out(g, checked_add(total, base.target.reserve));
@@ -264,8 +303,6 @@ constexpr std::uint64_t auto_gpu_layers(const plan& base) {
 namespace detail {
 constexpr void place_weights_and_tiers(plan& p) {
     const std::uint64_t n = p.model.shape.n_layer;
-    p.gpu_layers = p.options.gpu_layers > n ? n : p.options.gpu_layers;
-    if (p.target.unified) p.gpu_layers = n;  // one memory: nothing to stream
     p.token_embd_tier = p.gpu_layers == n ? tier::gpu : tier::host;
 
     // Global tensors first in their tier, then the layers in order.
@@ -303,15 +340,18 @@ constexpr void place_weights_and_tiers(plan& p) {
         moe_before += p.model.layer(l).ffn == ffn_kind::moe;
     }
     const auto t = fixed_sizes(p);
-    p.staging_slot = p.gpu_layers == n ? 0 : staging_for(max_streamed, t) / 2;
+    p.staging_slot = p.gpu_layers == n ? 0 : staging_for(p, max_streamed, t) / 2;
 
     p.gpu.weights = {0, gpu_at};
     p.gpu.kv = {gpu_at, p.gpu.kv.bytes};
     const std::uint64_t act_bytes = p.gpu.activations.bytes;
     p.gpu.activations = {p.gpu.kv.end(), act_bytes};
     p.gpu.staging = {p.gpu.activations.end(), checked_mul(p.staging_slot, 2)};
+    // The CPU runs the same block graph on the layers it computes, so it needs the same arena.
     p.host.weights = {0, host_at};
-    p.host.kv = p.host.activations = p.host.staging = {host_at, 0};
+    p.host.kv = {host_at, p.host.kv.bytes};
+    p.host.activations = {p.host.kv.end(), p.host_computed_layers() ? act_bytes : 0};
+    p.host.staging = {p.host.activations.end(), 0};
 }
 }  // namespace detail
 
@@ -337,7 +377,8 @@ constexpr plan plan_inference(const model_desc& model, const target_desc& target
     p.target = target;
     p.lim = lim;
     p.options = options;
-    p.gpu.kv.bytes = detail::lay_out_kv(p);
+    detail::choose_gpu_layers(p);
+    detail::lay_out_kv(p);
     if (model.shape.activations_planned) p.graph = decoder_graph(model.shape);
     detail::lay_out_blocks(p);
     detail::lay_out_activations(p);
@@ -390,8 +431,10 @@ constexpr plan plan_auto_offload(const model_desc& model, const target_desc& tar
 // per token at its memory bandwidth, except that of each layer's routed experts only the
 // n_expert_used of n_expert the router picks are read; streamed layers also cross the host link
 // whole. Double-buffered staging overlaps the link with the GPU, so the slower one sets the pace;
-// experts in the host tier are read by the CPU at host memory bandwidth while the GPU waits for
-// their result, so their time adds to the GPU's.
+// experts in the host tier, and layers the CPU computes (their weights as the GPU would read them,
+// and their KV cache), are read by the CPU at host memory bandwidth while the GPU waits for their
+// result, so their time adds to the GPU's; a computed layer range hands one activation row per
+// token across the link.
 struct decode_estimate {
     std::uint64_t device_bytes = 0;  // read from device memory per token
     std::uint64_t link_bytes = 0;    // copied host -> device per token
@@ -412,7 +455,7 @@ constexpr decode_estimate estimate_decode(const plan& p) {
     // The global tensors the GPU reads whole: all but the embedding, of which a pass reads T rows.
     const std::uint64_t embd_gpu = p.token_embd_tier == tier::gpu ? detail::aligned(p, token_embd_bytes(m)) : 0;
     std::uint64_t globals = p.gpu.weights.bytes - embd_gpu;
-    std::uint64_t device = p.gpu.kv.bytes, link = 0, host = 0;
+    std::uint64_t device = p.gpu.kv.bytes, link = 0, host = p.host.kv.bytes;
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
         const auto k = m.layer_kind[l];
         const std::uint64_t stride = p.block_stride[k];
@@ -426,11 +469,15 @@ constexpr decode_estimate estimate_decode(const plan& p) {
                 host = checked_add(host, active);
             else
                 device = checked_add(device, active);
+        } else if (p.host_computed(l)) {
+            host = checked_add(host, checked_add(rest, active));
         } else {
             link = checked_add(link, stride);
             device = checked_add(device, checked_add(rest, active));
         }
     }
+    if (p.host_computed_layers() != 0)  // the residual after the last CPU layer, for each token
+        link = checked_add(link, checked_mul(checked_mul(m.shape.n_embd, 4), p.lim.batch));
     e.device_bytes = checked_add(device, globals);
     e.link_bytes = link;
     e.host_bytes = host;

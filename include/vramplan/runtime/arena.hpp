@@ -90,10 +90,10 @@ public:
     tensor_view kv(std::uint64_t layer, bool values) const {
         const auto& p = plan_;
         const std::uint64_t rows = p.kv_rows_of(layer);
-        return {base(tier::gpu) + p.kv_plane_offset(layer, values),
+        return {base(p.kv_tier(layer)) + p.kv_plane_offset(layer, values),
                 rows * kv_row_bytes(p.model),
                 p.model.kv,
-                tier::gpu,
+                p.kv_tier(layer),
                 rows,
                 p.model.shape.kv_dim()};
     }

@@ -37,11 +37,18 @@ public:
         if (p.model.activations != format{format_id::f32})
             throw error("the forward pass keeps activations in f32; plan with f32 activations");
         check_rope_supported(p.model.shape);
+        if (p.host_computed_layers() != 0)
+            throw error("the plan has the CPU compute " + std::to_string(p.host_computed_layers()) +
+                        " host-tier layers (offload compute), which is planned but not run yet; plan with offload "
+                        "stream, which copies those layers to the device for each pass");
         for (std::uint32_t k = 0; k < p.model.n_kinds; ++k)
             if (p.model.kinds[k].attention != attention_kind::full)
                 throw error("the forward pass runs layers that attend to the whole context; this model's " +
-                            std::string(attention_kind_name(p.model.kinds[k].attention)) + " layers (a window of " +
-                            std::to_string(p.model.shape.sliding_window) + " tokens) are planned but not run yet");
+                            std::string(attention_kind_name(p.model.kinds[k].attention)) + " layers (" +
+                            (p.model.kinds[k].attention == attention_kind::chunked
+                                 ? "chunks of " + std::to_string(p.model.shape.attention_chunk)
+                                 : "a window of " + std::to_string(p.model.shape.sliding_window)) +
+                            " tokens) are planned but not run yet");
         for (std::size_t b = 0; b < g.n_buffers; ++b)
             buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
         // Resolve every op's kernel once (per layer kind for block ops), so a format the backend
