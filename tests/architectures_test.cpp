@@ -531,6 +531,45 @@ TEST_CASE("any GGUF file: an architecture without a graph plans every tensor's b
     std::filesystem::remove(path);
 }
 
+TEST_CASE("layers with their own KV heads (a deci file's head_count_kv array): each layer's cache by hand") {
+    // Nemotron-NAS style: 4 layers of 4 query heads of 16, KV heads 2, 0 (no attention), 1, 2.
+    const std::string path = temp_path("vramplan_deci.gguf");
+    io::gguf_writer w;
+    w.set_string("general.architecture", "deci")
+        .set_u32("deci.block_count", 4)
+        .set_u32("deci.embedding_length", 64)
+        .set_u32("deci.attention.head_count", 4)
+        .set_i32s("deci.attention.head_count_kv", {2, 0, 1, 2})
+        .set_u32("deci.attention.key_length", 16);
+    add_zero_tensor(w, "token_embd.weight", {64, 32});
+    add_zero_tensor(w, "output_norm.weight", {64});
+    const u64 kv_heads[] = {2, 0, 1, 2};
+    for (int l = 0; l < 4; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        if (kv_heads[l]) {
+            add_zero_tensor(w, p + "attn_q.weight", {64, 64});
+            add_zero_tensor(w, p + "attn_k.weight", {64, kv_heads[l] * 16});
+        }
+        add_zero_tensor(w, p + "ffn_up.weight", {64, 96});
+    }
+    w.write(path);
+    const model_desc m = io::describe(io::gguf_file::open(path));
+    std::filesystem::remove(path);
+    CHECK(m.layer(1).attention == attention_kind::none);
+    CHECK(m.layer(2).kv_heads == 1);
+    // f16 K and V rows of heads x 16 values, 1024 positions: 2 x 1024 x 16 x 2 bytes per head.
+    const plan p = plan_inference(m, target_desc{"gpu", 1ull << 30, 0}, {.context = 1024, .ubatch = 64});
+    CHECK(p.gpu.kv.bytes == (2 + 0 + 1 + 2) * 2ull * 1024 * 16 * 2);
+    CHECK(p.kv_rows_of(1) == 0);
+    CHECK(kv_bytes_per_token(m) == (2 + 1 + 2) * 2ull * 16 * 2);
+    const auto all = buffers(p);
+    CHECK(find_buffer(all, "cache_k.1") == nullptr);
+    REQUIRE(find_buffer(all, "cache_v.2"));
+    CHECK(find_buffer(all, "cache_v.2")->bytes == 1024ull * 16 * 2);
+    // Weights exact as ever: q 64 x 64 and k heads x 16 x 64 where there is attention, up 96 x 64.
+    CHECK(weight_bytes(m) == (32 * 64 + 64 + 3 * 64 * 64 + (2 + 1 + 2) * 16 * 64 + 4 * 96 * 64) * 4);
+}
+
 TEST_CASE("dense layers before and between expert layers: two block variants, each layer running its own") {
     // A GGUF of 2 layers, the first dense (leading_dense_block_count 1), the second with 4 experts.
     const std::string path = temp_path("vramplan_dense_lead.gguf");

@@ -668,6 +668,14 @@ TEST_CASE("MoE and sliding-window models: --host-experts, active parameters and 
     const auto advice = run("advise -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192");
     CHECK(advice.out.find("keep the experts of 30 of 48 MoE layers in host memory (--host-experts 30)") !=
           std::string::npos);
+    // llama.cpp keeps the experts of blocks 0..29 on the CPU with --n-cpu-moe 30; Ollama cannot.
+    const auto emitted =
+        run("plan -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192 --host-experts 30 --emit llama.cpp");
+    CHECK(emitted.out.find("-ngl 49 -fa on -ctk f16 -ctv f16 --n-cpu-moe 30\n") != std::string::npos);
+    CHECK(run("plan -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192 --host-experts 30 --emit ollama")
+              .out.find("Ollama has no setting that keeps only the experts in host memory") != std::string::npos);
+    CHECK(run("plan -m qwen3-30b-a3b -g rtx-4060-8gb --weights q4_k --ctx 8192 --emit llama.cpp")
+              .out.find("--n-cpu-moe") == std::string::npos);
     // Refusals name what to change.
     const auto dense = run("plan -m llama-3-8b -g rtx-4060-8gb --host-experts 2");
     CHECK(dense.rc == 2);

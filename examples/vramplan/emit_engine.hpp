@@ -7,6 +7,8 @@
 //   -ctv; src/llama-model.cpp for -ngl's counting: the last N of the n_layer blocks go to the GPU,
 //   the output head only when N > n_layer (so "all" is n_layer + 1), the token embedding never.
 //   In b4747 -fa is a switch; releases from mid-2025 take -fa on|off|auto, which is emitted here.
+//   --n-cpu-moe N (releases from August 2025) keeps the expert tensors of blocks 0..N-1 in host
+//   memory, computed by the CPU: the plan's host experts.
 // - vLLM's engine arguments: --max-model-len, --max-num-seqs, --gpu-memory-utilization (the share
 //   of the GPU's whole memory the instance may use), --kv-cache-dtype auto|fp8|fp8_e4m3|fp8_e5m2,
 //   --tensor-parallel-size, --pipeline-parallel-size, --cpu-offload-gb (GiB per GPU).
@@ -44,6 +46,15 @@ inline std::string model_argument(const engine_request& r, const plan& p, const 
                        std::string_view(placeholder).ends_with(".gguf") ? "GGUF file" : "checkpoint", r.model,
                        name(p.model.layer(0)[tensor_role::attn_q]));
     return placeholder;
+}
+
+// llama.cpp's --n-cpu-moe: blocks 0..N-1 keep their experts on the CPU, so N is one past the last
+// resident layer whose experts the plan puts in the host tier (0: none).
+inline std::uint64_t llama_cpp_cpu_moe_layers(const plan& p) {
+    std::uint64_t n = 0;
+    for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l)
+        if (p.experts_on_host(l)) n = l + 1;
+    return n;
 }
 
 // llama.cpp's -ngl (and Ollama's num_gpu): the resident blocks, plus one for the output head when
@@ -106,6 +117,8 @@ inline std::string emit_engine(const engine_request& r, const plan& p) {
         out += fmt::format("llama-server -m {} -c {} -np {} -b {} -ub {} -ngl {} -fa {} -ctk {} -ctv {}", model,
                            lim.context * lim.batch, lim.batch, lim.tokens_per_pass(), lim.tokens_per_pass(),
                            detail::llama_cpp_gpu_layers(p), fused ? "on" : "off", ctk, ctk);
+        if (const std::uint64_t moe = detail::llama_cpp_cpu_moe_layers(p); moe != 0)
+            out += fmt::format(" --n-cpu-moe {}", moe);
         if (r.gpus > 1) {
             std::string split;
             for (std::size_t g = 0; g < r.layers.size(); ++g) split += (g ? "," : "") + std::to_string(r.layers[g]);
@@ -157,6 +170,10 @@ inline std::string emit_engine(const engine_request& r, const plan& p) {
                       "# {} machines of {} GPUs: start a Ray cluster over them first (vLLM's multi-node serving).\n",
                       r.nodes, r.tp) +
                   out;
+        if (p.host_expert_layer_count() != 0 || p.host_computed_layers() != 0)
+            out +=
+                "# vLLM computes every layer on the GPU: the plan's experts or layers computed by the CPU become "
+                "weights it streams (--cpu-offload-gb).\n";
         if (p.host.weights.bytes) {
             const double gib =
                 std::ceil(static_cast<double>(p.host.weights.bytes) / static_cast<double>(1ull << 30) * 100.0) / 100.0;
@@ -171,6 +188,10 @@ inline std::string emit_engine(const engine_request& r, const plan& p) {
             out += fmt::format("# Ollama has no {} KV cache (it takes f16, q8_0 and q4_0); q8_0 is the nearest.\n", kv);
             kv_type = "q8_0";
         }
+        if (p.host_expert_layer_count() != 0)
+            out +=
+                "# Ollama has no setting that keeps only the experts in host memory (llama.cpp's --n-cpu-moe); "
+                "num_gpu offloads whole layers.\n";
         const std::string model = detail::model_argument(r, p, "MODEL.gguf", out);
         out += fmt::format("# Modelfile\nFROM {}\nPARAMETER num_ctx {}\nPARAMETER num_gpu {}\nPARAMETER num_batch {}\n",
                            model, lim.context, detail::llama_cpp_gpu_layers(p), lim.tokens_per_pass());

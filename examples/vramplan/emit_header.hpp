@@ -66,9 +66,9 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
     for (std::uint32_t k = 0; k < m.n_kinds; ++k) {
         h += fmt::format(
             "        vramplan::block_kind kind{}{{.attention = vramplan::attention_kind::{}, .ffn = "
-            "vramplan::ffn_kind::{}, .opaque_bytes = {}, .opaque_params = {}}};\n",
+            "vramplan::ffn_kind::{}, .opaque_bytes = {}, .opaque_params = {}, .kv_heads = {}}};\n",
             k, attention_kind_name(m.kinds[k].attention), ffn_kind_name(m.kinds[k].ffn), m.kinds[k].opaque_bytes,
-            m.kinds[k].opaque_params);
+            m.kinds[k].opaque_params, m.kinds[k].kv_heads);
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const std::string_view role = role_name(static_cast<tensor_role>(r));
             h += fmt::format("        kind{}[vramplan::tensor_role::{}] = {};\n", k,

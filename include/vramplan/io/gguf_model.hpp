@@ -19,22 +19,39 @@ namespace vramplan::io {
 
 namespace detail {
 // A per-layer key ({arch}.attention.head_count_kv and the like) may be one number or an array of
-// one per layer. vramplan's layer kinds share one head count, so an array must hold one value.
-inline std::uint64_t uniform_per_layer(const gguf_file& g, const std::string& key, std::uint64_t n_layer,
-                                       std::uint64_t fallback) {
+// one per layer: the value of each layer, the fallback for all when the key is absent.
+inline std::vector<std::uint64_t> per_layer(const gguf_file& g, const std::string& key, std::uint64_t n_layer,
+                                            std::uint64_t fallback) {
     const gguf_value* v = g.find(key);
-    if (!v) return fallback;
-    if (v->type != gguf_type::array) return g.get_uint(key);
+    if (!v) return std::vector<std::uint64_t>(n_layer, fallback);
+    if (v->type != gguf_type::array) return std::vector<std::uint64_t>(n_layer, g.get_uint(key));
     if (v->count != n_layer)
         g.fail("metadata key '" + key + "' has " + std::to_string(v->count) + " values, but the model has " +
                std::to_string(n_layer) + " layers (block_count); give one per layer");
-    if (v->ints.empty()) g.fail("metadata key '" + key + "' is not an array of integers");
-    for (auto x : v->ints)
-        if (x != v->ints.front())
+    if (v->ints.size() != n_layer) g.fail("metadata key '" + key + "' is not an array of integers");
+    std::vector<std::uint64_t> out;
+    for (auto x : v->ints) {
+        if (x < 0) g.fail("metadata key '" + key + "' is negative");
+        out.push_back(static_cast<std::uint64_t>(x));
+    }
+    return out;
+}
+inline std::uint64_t largest(const std::vector<std::uint64_t>& v) {
+    std::uint64_t m = 0;
+    for (auto x : v) m = x > m ? x : m;
+    return m;
+}
+// The architectures vramplan has a graph for give every layer one head count and width, so an
+// array must hold one value.
+inline std::uint64_t uniform_per_layer(const gguf_file& g, const std::string& key, std::uint64_t n_layer,
+                                       std::uint64_t fallback) {
+    const auto v = per_layer(g, key, n_layer, fallback);
+    for (auto x : v)
+        if (x != v.front())
             g.fail("metadata key '" + key +
-                   "' gives layers different values; vramplan plans layers with one head count and width");
-    if (v->ints.front() < 0) g.fail("metadata key '" + key + "' is negative");
-    return static_cast<std::uint64_t>(v->ints.front());
+                   "' gives layers different values; vramplan plans this architecture's layers with one head count "
+                   "and width");
+    return v.empty() ? fallback : v.front();
 }
 }  // namespace detail
 
@@ -151,8 +168,14 @@ inline model_desc describe_opaque(const gguf_file& g, const std::string& arch, s
         g.fail("block_count is " + std::to_string(s.n_layer) + "; vramplan plans at most 256 layers");
     s.n_embd = g.get_uint(p + "embedding_length", 0);
     s.n_ctx_train = g.get_uint(p + "context_length", 0);
-    s.n_head = s.n_layer ? detail::uniform_per_layer(g, p + "attention.head_count", s.n_layer, 0) : 0;
-    s.n_head_kv = s.n_layer ? detail::uniform_per_layer(g, p + "attention.head_count_kv", s.n_layer, s.n_head) : 0;
+    // Layers may have their own head counts (deci's Nemotron-NAS files, OpenELM): each layer's KV
+    // heads size its cache (0: a layer without attention), the largest count stands for the shape.
+    const auto heads = detail::per_layer(g, p + "attention.head_count", s.n_layer, 0);
+    s.n_head = detail::largest(heads);
+    const auto kv_heads = detail::per_layer(g, p + "attention.head_count_kv", s.n_layer, s.n_head);
+    s.n_head_kv = detail::largest(kv_heads);
+    bool kv_uniform = true;
+    for (std::uint64_t l = 0; l < s.n_layer; ++l) kv_uniform = kv_uniform && kv_heads[l] == s.n_head_kv;
     const std::uint64_t k =
         g.get_uint(p + "attention.key_length", s.n_head && s.n_embd % s.n_head == 0 ? s.n_embd / s.n_head : 0);
     if (g.get_uint(p + "attention.value_length", k) != k)
@@ -185,7 +208,14 @@ inline model_desc describe_opaque(const gguf_file& g, const std::string& arch, s
             m.global_opaque_params = checked_add(m.global_opaque_params, elements);
         }
     }
-    for (std::uint64_t l = 0; l < s.n_layer; ++l) m.set_layer(l, layers[l]);
+    for (std::uint64_t l = 0; l < s.n_layer; ++l) {
+        if (!kv_uniform) {
+            layers[l].kv_heads = kv_heads[l];
+            if (kv_heads[l] == 0) layers[l].attention = attention_kind::none;
+        }
+        m.set_layer(l, layers[l]);
+    }
+    validate_formats(m);
     return m;
 }
 

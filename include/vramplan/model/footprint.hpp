@@ -92,6 +92,13 @@ constexpr std::uint64_t weight_bytes(const model_desc& m) {
 // One token's K (or V) row in one layer: n_head_kv * head_dim elements, quantized along the row
 // as llama.cpp does, so GQA shrinks the cache by n_head / n_head_kv.
 constexpr std::uint64_t kv_row_bytes(const model_desc& m) { return row_bytes(m.kv, m.shape.kv_dim()); }
+// The same for a layer of kind b, whose file may give it its own KV heads.
+constexpr std::uint64_t kv_dim_of(const model_desc& m, const block_kind& b) {
+    return b.kv_heads ? checked_mul(b.kv_heads, m.shape.head_dim) : m.shape.kv_dim();
+}
+constexpr std::uint64_t kv_row_bytes(const model_desc& m, const block_kind& b) {
+    return row_bytes(m.kv, kv_dim_of(m, b));
+}
 
 // Positions one sequence's cache holds in a layer of this attention kind. A full layer holds the
 // context. A sliding layer holds a ring of window + micro-batch - 1 positions: a pass appends up to
@@ -125,17 +132,18 @@ constexpr std::uint64_t kv_cache_bytes(const model_desc& m, std::uint64_t contex
                                        std::uint64_t ubatch) {
     std::uint64_t n = 0;
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)
-        n = checked_add(n, checked_mul(kv_positions(m.shape, m.layer(l).attention, context, ubatch), batch));
-    return checked_mul(checked_mul(n, kv_row_bytes(m)), 2);
+        n = checked_add(n, checked_mul(checked_mul(kv_positions(m.shape, m.layer(l).attention, context, ubatch), batch),
+                                       kv_row_bytes(m, m.layer(l))));
+    return checked_mul(n, 2);
 }
 
 // K and V bytes one more token of context costs, counting the layers whose cache grows with the
 // context (sliding and chunked layers stop growing at their ring).
 constexpr std::uint64_t kv_bytes_per_token(const model_desc& m) {
-    std::uint64_t full = 0;
+    std::uint64_t n = 0;
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)
-        if (m.layer(l).attention == attention_kind::full) ++full;
-    return checked_mul(checked_mul(kv_row_bytes(m), 2), full);
+        if (m.layer(l).attention == attention_kind::full) n = checked_add(n, kv_row_bytes(m, m.layer(l)));
+    return checked_mul(n, 2);
 }
 
 }  // namespace vramplan

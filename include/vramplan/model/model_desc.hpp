@@ -166,6 +166,9 @@ struct block_kind {
     // and values, planned as one block of the layer's slot.
     std::uint64_t opaque_bytes = 0;
     std::uint64_t opaque_params = 0;
+    // This kind's KV heads when the file gives each layer its own ({arch}.attention.head_count_kv as
+    // an array: Nemotron-NAS's deci files, OpenELM); 0: the shape's n_head_kv.
+    std::uint64_t kv_heads = 0;
     constexpr format operator[](tensor_role r) const { return formats[r]; }
     constexpr format& operator[](tensor_role r) { return formats[r]; }
     friend constexpr bool operator==(const block_kind&, const block_kind&) = default;
@@ -304,12 +307,10 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
 }
 
 // A shape is usable when every dimension is positive and the heads tile the attention width. A
-// shape without a graph needs only its layer count and, for its KV cache, heads that tile.
+// shape without a graph needs only its layer count.
 constexpr void validate(const decoder_shape& s) {
-    if (!s.activations_planned) {
+    if (!s.activations_planned) {  // how query heads share KV heads costs no memory: only the count matters
         if (s.n_layer > max_layers) throw error("vramplan plans at most 256 layers");
-        if (s.n_head_kv != 0 && s.n_head % s.n_head_kv != 0)
-            throw error("n_head must be a multiple of n_head_kv (grouped-query attention)");
         return;
     }
     if (s.n_vocab == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
@@ -346,6 +347,9 @@ constexpr void validate_formats(const model_desc& m) {
                         std::to_string(block_elements(f)) + "); keep this tensor in another format, e.g. f16");
     };
     check(m.kv, m.shape.kv_dim(), "", "KV cache row (n_head_kv x head_dim)");
+    for (std::uint32_t k = 0; k < m.n_kinds; ++k)
+        if (m.kinds[k].kv_heads != 0)
+            check(m.kv, checked_mul(m.kinds[k].kv_heads, m.shape.head_dim), "", "KV cache row of a layer's own heads");
     if (!m.shape.activations_planned) return;  // opaque tensors: their file says what they are
     check(m.token_embd, m.shape.n_embd, "", "token_embd.weight");
     check(m.output, m.shape.n_embd, "", "output.weight");

@@ -40,6 +40,20 @@ constexpr model_desc requantize_weights(model_desc m, format f) {
     return out;
 }
 
+// The cache formats smaller than m's that every layer's KV row can hold: Q8_0, then Q4_0.
+inline std::vector<format> smaller_kv_formats(const model_desc& m) {
+    std::vector<format> out;
+    for (format_id id : {format_id::q8_0, format_id::q4_0}) {
+        model_desc q = m;
+        q.kv = format{id};
+        bool rows_fit = row_fits_format(q.kv, m.shape.kv_dim());
+        for (std::uint32_t k = 0; k < m.n_kinds; ++k)
+            rows_fit = rows_fit && row_fits_format(q.kv, kv_dim_of(m, m.kinds[k]));
+        if (rows_fit && kv_row_bytes(q) < kv_row_bytes(m)) out.push_back(q.kv);
+    }
+    return out;
+}
+
 inline std::string weight_tradeoff(format f) {
     switch (f.id) {
         case format_id::q8_0: return "near-lossless (8.5 bits/weight)";
@@ -91,13 +105,12 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
         if (weight_bytes(q) >= current) continue;
         add("quantize weights to " + name(format{id}), weight_tradeoff(format{id}), plan_inference(q, t, lim, opt));
     }
-    for (format_id id : {format_id::q8_0, format_id::q4_0}) {
+    for (format kv : smaller_kv_formats(m)) {
         model_desc q = m;
-        q.kv = format{id};
-        if (!row_fits_format(q.kv, m.shape.kv_dim()) || kv_row_bytes(q) >= kv_row_bytes(m)) continue;
+        q.kv = kv;
         add("quantize the KV cache to " + name(q.kv),
-            id == format_id::q8_0 ? "negligible quality loss; attention reads half the bytes"
-                                  : "some quality loss on long contexts",
+            kv.id == format_id::q8_0 ? "negligible quality loss; attention reads half the bytes"
+                                     : "some quality loss on long contexts",
             plan_inference(q, t, lim, opt));
     }
     if (lim.attention == attention_kernel::naive) {

@@ -56,12 +56,7 @@ inline std::optional<fit_combination> best_fit(const model_desc& m, const target
         (four_bits_or_more ? good : low).push_back({q, name(format{id})});
     }
     std::vector<format> caches{m.kv}, small_caches;
-    for (format_id id : {format_id::q8_0, format_id::q4_0}) {
-        model_desc q = m;
-        q.kv = format{id};
-        if (row_fits_format(q.kv, m.shape.kv_dim()) && kv_row_bytes(q) < kv_row_bytes(m))
-            (id == format_id::q8_0 ? caches : small_caches).push_back(q.kv);
-    }
+    for (format kv : smaller_kv_formats(m)) (kv.id == format_id::q8_0 ? caches : small_caches).push_back(kv);
     // The link is slow only when layers stream; an unknown link bandwidth leaves those unpredicted.
     auto speed_known = [&](const plan& p) {
         return t.memory_bandwidth != 0 && (p.streamed_layers() == p.host_computed_layers() || t.link_bandwidth != 0);

@@ -202,7 +202,8 @@ constexpr void lay_out_kv(plan& p) {
     for (std::uint32_t k = 0; k < p.model.n_kinds; ++k) {
         const std::uint64_t positions =
             kv_positions(p.model.shape, p.model.kinds[k].attention, p.lim.context, p.lim.ubatch);
-        p.kv_plane[k] = aligned(p, checked_mul(checked_mul(positions, p.lim.batch), kv_row_bytes(p.model)));
+        p.kv_plane[k] =
+            aligned(p, checked_mul(checked_mul(positions, p.lim.batch), kv_row_bytes(p.model, p.model.kinds[k])));
     }
     std::uint64_t at[2] = {0, 0};
     for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {

@@ -91,11 +91,11 @@ public:
         const auto& p = plan_;
         const std::uint64_t rows = p.kv_rows_of(layer);
         return {base(p.kv_tier(layer)) + p.kv_plane_offset(layer, values),
-                rows * kv_row_bytes(p.model),
+                rows * kv_row_bytes(p.model, p.model.layer(layer)),
                 p.model.kv,
                 p.kv_tier(layer),
                 rows,
-                p.model.shape.kv_dim()};
+                kv_dim_of(p.model, p.model.layer(layer))};
     }
     // Activation buffer i of the plan's forward graph.
     tensor_view activation(std::size_t i) const {
