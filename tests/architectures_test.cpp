@@ -240,6 +240,7 @@ struct moe_file {
     std::string arch = "llama";
     u64 window = ~0ull;  // written as {arch}.attention.sliding_window unless ~0
     u64 dense_lead = 0;  // {arch}.leading_dense_block_count: the first layers are dense
+    bool sinks = false;  // blk.N.attn_sinks.weight, one value per query head (gpt-oss)
     void write(const std::string& path) const {
         io::gguf_writer w;
         const std::string a = arch + ".";
@@ -270,6 +271,7 @@ struct moe_file {
             tensor(p + "attn_k.weight", {embd, kv_heads * hd});
             tensor(p + "attn_v.weight", {embd, kv_heads * hd});
             tensor(p + "attn_output.weight", {heads * hd, embd});
+            if (sinks) tensor(p + "attn_sinks.weight", {heads});
             tensor(p + "ffn_norm.weight", {embd});
             if (experts == 0 || l < dense_lead) {
                 tensor(p + "ffn_gate.weight", {embd, ff});
@@ -302,6 +304,22 @@ TEST_CASE("a Mixtral-layout GGUF written here plans its exact tensor bytes") {
     CHECK(param_count(m.shape) == 2 * layer / 4 + 2 * 32 * 64 + 64);
     CHECK(active_param_count(m.shape) == 2 * (layer / 4 - 2 * 3 * 96 * 64) + 2 * 32 * 64 + 64);
     CHECK(m.shape.n_ff_expert == 96);  // Mixtral's experts are feed_forward_length wide
+    // Attention sinks: 4 f32 values per layer (one per query head), parameters like any other, and
+    // refused by the runtime by name.
+    moe_file with_sinks;
+    with_sinks.sinks = true;
+    with_sinks.write(path);
+    const model_desc s = io::describe(io::gguf_file::open(path));
+    std::filesystem::remove(path);
+    CHECK(s.shape.attn_sinks);
+    CHECK(weight_bytes(s) == weight_bytes(m) + 2 * 4 * 4);
+    CHECK(param_count(s.shape) == param_count(m.shape) + 2 * 4);
+    const plan p = plan_inference(s, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8});
+    REQUIRE(find_buffer(buffers(p), "blk.1.attn_sinks.weight"));
+    CHECK(find_buffer(buffers(p), "blk.1.attn_sinks.weight")->bytes == 16);
+    runtime::cpu_backend backend;
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{a}, doctest::Contains("attention sinks"), error);
 }
 
 TEST_CASE("malformed MoE and window metadata is an error naming the key") {

@@ -75,6 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     t.host_bandwidth = (more >> 8) % 1'000'000'000'000;
     s.attention_chunk = more & 16 ? r.dim() : 0;  // read last of all: older seeds keep their meaning
     o.offload = more & 32 ? offload_mode::compute : offload_mode::stream;
+    s.attn_sinks = more & 128;
     try {
         const model_desc m = make_model("fuzz", s, pol);
         const plan p = plan_inference(m, t, lim, o);

@@ -91,6 +91,7 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     s.n_vocab = embd->dims[1];
     s.tied_output = g.find_tensor("output.weight") == nullptr;
     s.qkv_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
+    s.attn_sinks = g.find_tensor("blk.0.attn_sinks.weight") != nullptr;
     s.rope_neox = a.neox;
     s.rope_freqs = g.find_tensor("rope_freqs.weight") != nullptr;
     s.rope_factors = g.find_tensor("rope_factors_long.weight") != nullptr;

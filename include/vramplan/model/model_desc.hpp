@@ -104,6 +104,9 @@ struct decoder_shape {
     // (ffn_up of 2 n_ff rows, the gate first); the bytes are those of the separate matrices.
     bool fused_qkv = false;
     bool fused_gate_up = false;
+    // gpt-oss: each attending layer has attention sinks, one learned logit per query head that
+    // takes part in every softmax (attn_sinks, n_head f32 values: parameters, as its card counts).
+    bool attn_sinks = false;
 
     // False for an architecture vramplan has no forward graph for (a GGUF file of another
     // architecture): its tensors are planned as opaque bytes per layer and globally, its KV from
@@ -186,6 +189,7 @@ constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_
         case attn_k:
         case attn_v: return attends && !s.fused_qkv;
         case attn_qkv: return attends && s.fused_qkv;
+        case attn_sinks: return attends && s.attn_sinks;
         case attn_q_bias:
         case attn_k_bias:
         case attn_v_bias: return attends && s.qkv_bias;
@@ -283,6 +287,7 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
         case tensor_role::ffn_gate_inp_shexp: return {1, s.n_embd};
         case tensor_role::attn_q_norm:
         case tensor_role::attn_k_norm: return {1, s.head_dim};
+        case tensor_role::attn_sinks: return {1, s.n_head};
         case tensor_role::ffn_gate_inp: return {s.n_expert, s.n_embd};
         case tensor_role::ffn_gate_exps:
         case tensor_role::ffn_up_exps: return {s.n_ff_expert, s.n_embd, s.n_expert};

@@ -34,7 +34,8 @@ enum class tensor_role : std::uint8_t {
     ffn_gate_shexp,       // the shared expert, a dense SwiGLU of n_ff_shared
     ffn_up_shexp,
     ffn_down_shexp,
-    attn_qkv,  // Phi-3: q, k and v in one matrix of q_dim + 2 kv_dim rows (then no attn_q/k/v)
+    attn_qkv,    // Phi-3: q, k and v in one matrix of q_dim + 2 kv_dim rows (then no attn_q/k/v)
+    attn_sinks,  // gpt-oss: one learned logit per query head that joins every softmax (n_head values)
     // The routed experts, stacked (n_expert planes of n_ff_expert x n_embd, and of n_embd x
     // n_ff_expert for down), last in a layer's slot: a layer whose experts live in the host tier
     // keeps the rest of its slot, cut where they begin.
@@ -53,8 +54,8 @@ inline constexpr std::array<std::string_view, n_tensor_roles> role_names{
     "attn_q_norm.weight",    "attn_k_norm.weight",   "post_attention_norm.weight",
     "post_ffw_norm.weight",  "ffn_gate_inp.weight",  "ffn_gate_inp_shexp.weight",
     "ffn_gate_shexp.weight", "ffn_up_shexp.weight",  "ffn_down_shexp.weight",
-    "attn_qkv.weight",       "ffn_gate_exps.weight", "ffn_up_exps.weight",
-    "ffn_down_exps.weight",
+    "attn_qkv.weight",       "attn_sinks.weight",    "ffn_gate_exps.weight",
+    "ffn_up_exps.weight",    "ffn_down_exps.weight",
 };
 static_assert(role_names.size() == n_tensor_roles && !role_names.back().empty(), "one name per tensor_role");
 inline constexpr std::size_t first_routed_expert_role = static_cast<std::size_t>(tensor_role::ffn_gate_exps);
@@ -72,7 +73,9 @@ constexpr bool is_bias(tensor_role r) {
 }
 // Norms, biases and the shared expert's gate row are vectors kept in f32, as llama.cpp keeps them,
 // whatever the weight format.
-constexpr bool is_vector(tensor_role r) { return is_norm(r) || is_bias(r) || r == tensor_role::ffn_gate_inp_shexp; }
+constexpr bool is_vector(tensor_role r) {
+    return is_norm(r) || is_bias(r) || r == tensor_role::ffn_gate_inp_shexp || r == tensor_role::attn_sinks;
+}
 constexpr bool is_matrix(tensor_role r) { return !is_vector(r); }
 // llama.cpp's quantizer leaves the router in f32 (it is small and decides which experts run), so a
 // format policy does too.

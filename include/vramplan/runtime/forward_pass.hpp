@@ -37,6 +37,10 @@ public:
         if (p.model.activations != format{format_id::f32})
             throw error("the forward pass keeps activations in f32; plan with f32 activations");
         check_rope_supported(p.model.shape);
+        if (p.model.shape.attn_sinks)
+            throw error(
+                "this model's attention sinks (attn_sinks, gpt-oss) are planned but the attention kernels do not "
+                "apply them yet");
         if (p.host_computed_layers() != 0)
             throw error("the plan has the CPU compute " + std::to_string(p.host_computed_layers()) +
                         " host-tier layers (offload compute), which is planned but not run yet; plan with offload "
