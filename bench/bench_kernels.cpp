@@ -31,12 +31,26 @@ kernels::cpu::thread_pool& pool() {
 
 using test_data::random_values;
 
+// Rows of random values; formats the kernels only read (the K-quants and 32-value fallbacks) get
+// random blocks with finite, small scales instead.
 template <kernel_format F>
 std::vector<std::uint8_t> stored(std::uint64_t rows, std::uint64_t cols) {
-    const auto x = random_values(cols, 1);
     std::vector<std::uint8_t> out(kernels::kernel_row_bytes(F, cols) * rows);
-    for (std::uint64_t r = 0; r < rows; ++r)
-        kernels::store_row<F>(x.data(), out.data() + r * kernels::kernel_row_bytes(F, cols), cols);
+    if constexpr (kernels::stores_rows(F)) {
+        const auto x = random_values(cols, 1);
+        for (std::uint64_t r = 0; r < rows; ++r)
+            kernels::store_row<F>(x.data(), out.data() + r * kernels::kernel_row_bytes(F, cols), cols);
+    } else {
+        using B = typename kernels::block_of<F>::type;
+        std::mt19937 gen(1);
+        for (auto& b : out) b = static_cast<std::uint8_t>(gen());
+        auto* blocks = reinterpret_cast<B*>(out.data());
+        for (std::uint64_t i = 0; i < out.size() / sizeof(B); ++i) {
+            blocks[i].d = to_half(0.01f);
+            if constexpr (requires { blocks[i].dmin; }) blocks[i].dmin = to_half(0.001f);
+            if constexpr (requires { blocks[i].m; }) blocks[i].m = to_half(0.001f);
+        }
+    }
     return out;
 }
 
@@ -163,6 +177,13 @@ BENCHMARK(BM_matvec<kernel_format::f32>)->Args({4096, 14336})->UseManualTime()->
 BENCHMARK(BM_matvec<kernel_format::f16>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q8_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q4_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+// The K-quants of Q4_K_M files and the fallbacks: decoded to floats block by block for now.
+BENCHMARK(BM_matvec<kernel_format::q4_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q5_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q6_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q2_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q3_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q5_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_attention)
     ->ArgNames({"context", "kv_heads"})
     ->ArgsProduct({{1024, 4096, 8192, 16384}, {8, 32}})

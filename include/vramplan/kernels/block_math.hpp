@@ -10,26 +10,107 @@
 #include "vramplan/config.hpp"
 #include "vramplan/format/blocks.hpp"
 #include "vramplan/format/half.hpp"
+#include "vramplan/kernels/block_decode.hpp"
 
 namespace vramplan::kernels {
 
-// Formats the kernels compute on, as a compact tag usable in device code and as a template argument.
-enum class kernel_format : std::uint8_t { f32, f16, bf16, q8_0, q4_0, count };
+// Formats the kernels compute on, as a compact tag usable in device code and as a template argument:
+// the float formats, the 32-value blocks and the K-quant super-blocks of 256.
+enum class kernel_format : std::uint8_t {
+    f32,
+    f16,
+    bf16,
+    q8_0,
+    q4_0,
+    q4_1,
+    q5_0,
+    q5_1,
+    iq4_nl,
+    q2_k,
+    q3_k,
+    q4_k,
+    q5_k,
+    q6_k,
+    count
+};
 
+VRAMPLAN_HOST_DEVICE constexpr bool is_k_quant(kernel_format f) {
+    return f == kernel_format::q2_k || f == kernel_format::q3_k || f == kernel_format::q4_k ||
+           f == kernel_format::q5_k || f == kernel_format::q6_k;
+}
 VRAMPLAN_HOST_DEVICE constexpr int block_size(kernel_format f) {
-    return f == kernel_format::q8_0 || f == kernel_format::q4_0 ? 32 : 1;
+    return is_k_quant(f)                                                                    ? blocks::qk_k
+           : f == kernel_format::f32 || f == kernel_format::f16 || f == kernel_format::bf16 ? 1
+                                                                                            : blocks::qk;
 }
 VRAMPLAN_HOST_DEVICE constexpr int block_bytes(kernel_format f) {
     switch (f) {
         case kernel_format::f32: return 4;
         case kernel_format::f16:
         case kernel_format::bf16: return 2;
-        case kernel_format::q8_0: return 34;
-        case kernel_format::q4_0: return 18;
+        case kernel_format::q8_0: return sizeof(blocks::q8_0);
+        case kernel_format::q4_0: return sizeof(blocks::q4_0);
+        case kernel_format::q4_1: return sizeof(blocks::q4_1);
+        case kernel_format::q5_0: return sizeof(blocks::q5_0);
+        case kernel_format::q5_1: return sizeof(blocks::q5_1);
+        case kernel_format::iq4_nl: return sizeof(blocks::iq4_nl);
+        case kernel_format::q2_k: return sizeof(blocks::q2_k);
+        case kernel_format::q3_k: return sizeof(blocks::q3_k);
+        case kernel_format::q4_k: return sizeof(blocks::q4_k);
+        case kernel_format::q5_k: return sizeof(blocks::q5_k);
+        case kernel_format::q6_k: return sizeof(blocks::q6_k);
         case kernel_format::count: break;
     }
     return 0;
 }
+
+// The block struct of a block format (decoded through block_decode.hpp beyond Q8_0 and Q4_0).
+template <kernel_format F>
+struct block_of;
+template <>
+struct block_of<kernel_format::q8_0> {
+    using type = blocks::q8_0;
+};
+template <>
+struct block_of<kernel_format::q4_0> {
+    using type = blocks::q4_0;
+};
+template <>
+struct block_of<kernel_format::q4_1> {
+    using type = blocks::q4_1;
+};
+template <>
+struct block_of<kernel_format::q5_0> {
+    using type = blocks::q5_0;
+};
+template <>
+struct block_of<kernel_format::q5_1> {
+    using type = blocks::q5_1;
+};
+template <>
+struct block_of<kernel_format::iq4_nl> {
+    using type = blocks::iq4_nl;
+};
+template <>
+struct block_of<kernel_format::q2_k> {
+    using type = blocks::q2_k;
+};
+template <>
+struct block_of<kernel_format::q3_k> {
+    using type = blocks::q3_k;
+};
+template <>
+struct block_of<kernel_format::q4_k> {
+    using type = blocks::q4_k;
+};
+template <>
+struct block_of<kernel_format::q5_k> {
+    using type = blocks::q5_k;
+};
+template <>
+struct block_of<kernel_format::q6_k> {
+    using type = blocks::q6_k;
+};
 VRAMPLAN_HOST_DEVICE constexpr std::uint64_t kernel_row_bytes(kernel_format f, std::uint64_t n) {
     return n / block_size(f) * block_bytes(f);
 }
@@ -65,6 +146,41 @@ VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_0& b)
 VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q8_0& b, int j) { return b.qs[j]; }
 VRAMPLAN_HOST_DEVICE inline float dequantize(const blocks::q8_0& b, int j) {
     return to_float(b.d) * static_cast<float>(quant_value(b, j));
+}
+
+// ---- Q8_K: the activations K-quant weights meet, 256 values per block: x = d * q with
+// iscale = -127 / max (max: the value of largest magnitude), q = nearest(iscale * x) (ties to
+// even) clamped to 127, d = 1 / iscale, and bsums the sums of each 16 q (ggml's
+// quantize_row_q8_K_ref; its all-zero block leaves bsums unset, here they are 0) ----
+VRAMPLAN_HOST_DEVICE inline int nearest_int(float v) {
+    // Adding 1.5 * 2^23 leaves the rounded integer in the low mantissa bits (ties to even).
+    const float shifted = v + 12582912.0f;
+    std::int32_t bits;
+    __builtin_memcpy(&bits, &shifted, 4);
+    return (bits & 0x007fffff) - 0x00400000;
+}
+VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_k& b) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < blocks::qk_k; ++j)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    if (amax == 0.0f) {
+        b = blocks::q8_k{};
+        return;
+    }
+    const float iscale = -127.0f / max;
+    for (int j = 0; j < blocks::qk_k; ++j) {
+        const int v = nearest_int(iscale * x[j]);
+        b.qs[j] = static_cast<std::int8_t>(v < 127 ? v : 127);
+    }
+    for (int s = 0; s < blocks::qk_k / 16; ++s) {
+        int sum = 0;
+        for (int j = 0; j < 16; ++j) sum += b.qs[16 * s + j];
+        b.bsums[s] = static_cast<std::int16_t>(sum);
+    }
+    b.d = 1.0f / iscale;
 }
 
 // x * y rounded to float, never fused into a following addition: GGUF's Q4_0 quantizer rounds
@@ -118,8 +234,33 @@ VRAMPLAN_HOST_DEVICE inline float load(const void* row, std::uint64_t i) {
         return to_float(static_cast<const bf16_bits*>(row)[i]);
     else if constexpr (F == kernel_format::q8_0)
         return dequantize(static_cast<const blocks::q8_0*>(row)[i / 32], static_cast<int>(i % 32));
-    else
+    else if constexpr (F == kernel_format::q4_0)
         return dequantize(static_cast<const blocks::q4_0*>(row)[i / 32], static_cast<int>(i % 32));
+    else {
+        constexpr int n = block_size(F);
+        return decode_element(static_cast<const typename block_of<F>::type*>(row)[i / n], static_cast<int>(i % n));
+    }
+}
+
+// Values [start, start + count) of a row in format F into out; whole blocks decode their scales once.
+template <kernel_format F>
+VRAMPLAN_HOST_DEVICE inline void decode_range(const void* row, std::uint64_t start, float* out, std::uint64_t count) {
+    constexpr int n = block_size(F);
+    if constexpr (n == blocks::qk_k || (n == blocks::qk && F != kernel_format::q8_0 && F != kernel_format::q4_0)) {
+        using B = typename block_of<F>::type;
+        std::uint64_t i = 0;
+        for (; i < count && (start + i) % n != 0; ++i) out[i] = load<F>(row, start + i);
+        for (; i + n <= count; i += n) decode_block<B, n>(static_cast<const B*>(row)[(start + i) / n], out + i);
+        for (; i < count; ++i) out[i] = load<F>(row, start + i);
+    } else {
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = load<F>(row, start + i);
+    }
+}
+
+// The formats rows are written in (KV caches, test models): the others are only read.
+VRAMPLAN_HOST_DEVICE constexpr bool stores_rows(kernel_format f) {
+    return f == kernel_format::f32 || f == kernel_format::f16 || f == kernel_format::bf16 || f == kernel_format::q8_0 ||
+           f == kernel_format::q4_0;
 }
 
 // Stores n values (n a multiple of the block) as a row in format F.
@@ -134,6 +275,7 @@ VRAMPLAN_HOST_DEVICE inline void store_row(const float* x, void* row, std::uint6
     } else if constexpr (F == kernel_format::q8_0) {
         for (std::uint64_t b = 0; b < n / 32; ++b) quantize_block(x + b * 32, static_cast<blocks::q8_0*>(row)[b]);
     } else {
+        static_assert(F == kernel_format::q4_0, "rows are written as f32, f16, bf16, q8_0 or q4_0 (stores_rows)");
         for (std::uint64_t b = 0; b < n / 32; ++b) quantize_block(x + b * 32, static_cast<blocks::q4_0*>(row)[b]);
     }
 }

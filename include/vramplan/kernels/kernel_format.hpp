@@ -1,5 +1,5 @@
 // Which stored formats the kernels compute on, and the conversion from the planner's format
-// values. Everything else (K-quants, IQ formats, fp8...) is planned but not computed on.
+// values. Everything else (the IQ formats but IQ4_NL, fp8, MXFP4...) is planned but not computed on.
 #pragma once
 
 #include <array>
@@ -19,7 +19,9 @@ inline constexpr std::size_t n_kernel_formats = static_cast<std::size_t>(kernel_
 // The stored format of each kernel format, in kernel_format order: names and block sizes come from
 // format/format.hpp's table, and the assertion below keeps the two in step.
 inline constexpr std::array<format_id, n_kernel_formats> kernel_format_ids{
-    format_id::f32, format_id::f16, format_id::bf16, format_id::q8_0, format_id::q4_0};
+    format_id::f32,  format_id::f16,  format_id::bf16, format_id::q8_0,   format_id::q4_0,
+    format_id::q4_1, format_id::q5_0, format_id::q5_1, format_id::iq4_nl, format_id::q2_k,
+    format_id::q3_k, format_id::q4_k, format_id::q5_k, format_id::q6_k};
 constexpr bool kernel_formats_match_table() {
     for (std::size_t i = 0; i < n_kernel_formats; ++i) {
         const auto k = static_cast<kernel_format>(i);
@@ -43,8 +45,8 @@ inline kernel_format to_kernel_format(format f, const std::string& what) {
     for (std::size_t i = 0; i < n_kernel_formats; ++i)
         if (f == format{kernel_format_ids[i]}) return static_cast<kernel_format>(i);
     throw error(what + " is stored as " + name(f) +
-                ", which vramplan's kernels do not compute on (they take f32, f16, bf16, q8_0 and q4_0); requantize "
-                "the model to one of these");
+                ", which vramplan's kernels do not compute on (they take f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, "
+                "iq4_nl and q2_k to q6_k); requantize the model to one of these");
 }
 
 // Calls fn(std::integral_constant<kernel_format, f>{}) for the run-time value f: the one place a

@@ -46,6 +46,29 @@ auto with_kv_format(kernel_format kv, Fn&& fn) {
     (std::make_index_sequence<attention_kv_formats.size()>{});
 }
 
+// The weight formats the CUDA matrix-product and embedding kernels are instantiated for; the CPU
+// backend computes on every kernel_format. The K-quants and the 32-value fallbacks wait for their
+// CUDA twins (their decoding is the shared block math already).
+inline constexpr std::array<kernel_format, 5> device_weight_formats{
+    kernel_format::f32, kernel_format::f16, kernel_format::bf16, kernel_format::q8_0, kernel_format::q4_0};
+
+// fn(std::integral_constant<kernel_format, W>{}) for a weight format the CUDA kernels take.
+template <class Fn>
+auto with_device_weight_format(kernel_format w, Fn&& fn) {
+    using R = decltype(fn(std::integral_constant<kernel_format, device_weight_formats[0]>{}));
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->R {
+        R r{};
+        if (!((w == device_weight_formats[I]
+                   ? (r = fn(std::integral_constant<kernel_format, device_weight_formats[I]>{}), true)
+                   : false) ||
+              ...))
+            throw error(std::string("the CUDA kernels do not compute on ") + kernel_format_name(w) +
+                        " weights yet (they take f32, f16, bf16, q8_0 and q4_0); the CPU backend does (--device cpu)");
+        return r;
+    }
+    (std::make_index_sequence<device_weight_formats.size()>{});
+}
+
 // fn(Kv, HeadDim) as integral constants for a run-time cache format and head_dim the attention
 // kernels are instantiated for; anything else is the error that lists what is.
 template <class Fn>

@@ -9,9 +9,7 @@
 namespace vramplan::kernels::cpu {
 
 inline void dequantize_row(kernel_format f, const void* row, float* out, std::uint64_t n) {
-    with_kernel_format(f, [&](auto k) {
-        for (std::uint64_t i = 0; i < n; ++i) out[i] = load<k()>(row, i);
-    });
+    with_kernel_format(f, [&](auto k) { decode_range<k()>(row, 0, out, n); });
 }
 
 }  // namespace vramplan::kernels::cpu

@@ -55,6 +55,16 @@ VRAMPLAN_TARGET_AVX2 inline float dot_f32(const float* w, const float* x, std::u
     return acc;
 }
 
+// n a multiple of 16 (decoded blocks): no tail.
+VRAMPLAN_TARGET_AVX2 inline float dot_f32_by_16(const float* w, const float* x, int n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (int i = 0; i < n; i += 16) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+    }
+    return hsum(_mm256_add_ps(a0, a1));
+}
+
 VRAMPLAN_TARGET_AVX2 inline float dot_f16(const half_bits* w, const float* x, std::uint64_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     std::uint64_t i = 0;
@@ -193,9 +203,37 @@ VRAMPLAN_TARGET_AVX2 inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w
 inline bool has_avx2() { return false; }
 #endif
 
+// The formats decoded block by block into floats before they meet x: the K-quants and the
+// 32-value fallbacks (their integer paths are speed work still to come; this one is exact to the
+// decoded values and reads each block once).
+template <kernel_format F>
+inline constexpr bool decodes_to_floats = F != kernel_format::f32&& F != kernel_format::f16&& F !=
+                                          kernel_format::bf16&& F != kernel_format::q8_0&& F != kernel_format::q4_0;
+
+template <kernel_format F>
+inline float dot_decoded(const void* row, const float* x, std::uint64_t n) {
+    constexpr int block = block_size(F);
+    using B = typename block_of<F>::type;
+    float values[block];
+    float acc = 0.0f;
+    for (std::uint64_t b = 0; b < n / block; ++b) {
+        decode_block<B, block>(static_cast<const B*>(row)[b], values);
+#if VRAMPLAN_X86_SIMD
+        if (has_avx2()) {
+            static_assert(block % 16 == 0);
+            acc += simd::dot_f32_by_16(values, x + b * block, block);
+            continue;
+        }
+#endif
+        for (int j = 0; j < block; ++j) acc += values[j] * x[b * block + j];
+    }
+    return acc;
+}
+
 // row . x over n elements (n a multiple of the format's block).
 template <kernel_format F>
 inline float dot(const void* row, const float* x, std::uint64_t n) {
+    if constexpr (decodes_to_floats<F>) return dot_decoded<F>(row, x, n);
 #if VRAMPLAN_X86_SIMD
     if (has_avx2()) {
         if constexpr (F == kernel_format::f32) return simd::dot_f32(static_cast<const float*>(row), x, n);
@@ -244,7 +282,7 @@ inline void to_f32(const void* row, std::uint64_t start, float* out, std::uint64
             return simd::to_f32_q4_0(reinterpret_cast<const blocks::q4_0*>(at), out, n);
     }
 #endif
-    for (std::uint64_t i = 0; i < n; ++i) out[i] = load<F>(row, start + i);
+    decode_range<F>(row, start, out, n);
 }
 
 }  // namespace vramplan::kernels::cpu

@@ -1,6 +1,7 @@
-// Matrix products with stored weights (f32, f16, bf16, Q8_0, Q4_0) and f32 activations, f32
-// accumulation: Y[t][r] = sum_c W[r][c] X[t][c]. On the GPU the activations are f16 (W8A16,
-// W4A16); here they are f32, except that Q4_0 weights meet activations rounded to Q8_0 (W4A8).
+// Matrix products with stored weights and f32 activations, f32 accumulation: Y[t][r] = sum_c
+// W[r][c] X[t][c]. On the GPU the activations are f16 (W8A16, W4A16); here they are f32, except
+// that Q4_0 weights meet activations rounded to Q8_0 (W4A8) and K-quant weights activations
+// rounded to Q8_K (kquant_dot.hpp), both multiplied in integers.
 // Rows of W are split across threads; each weight row is read once per call whatever the number
 // of tokens, which is what makes decode (one token) bandwidth-bound rather than compute-bound.
 #pragma once
@@ -9,6 +10,7 @@
 #include <cstdint>
 
 #include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/kquant_dot.hpp"
 #include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 
@@ -72,6 +74,7 @@ inline void q4_0_matmul(const weight_view& w, const float* x, float* y, std::uin
 template <kernel_format F>
 void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
     if constexpr (F == kernel_format::q4_0) return detail::q4_0_matmul(w, x, y, tokens, pool);
+    if constexpr (is_k_quant(F)) return kquant_matmul<F>(w.data, w.rows, w.cols, x, y, tokens, pool);
     pool.parallel_for(w.rows, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t r = begin; r < end; ++r) {
             const void* row = w.row(r);

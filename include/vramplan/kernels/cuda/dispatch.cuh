@@ -1,6 +1,6 @@
 // The CUDA twin of kernels/cpu/dispatch.hpp: run-time formats and head_dim select instantiated
-// kernels here and nowhere else; the supported sets are the CPU's, so a model that runs on one
-// runs on the other.
+// kernels here and nowhere else; the attention and KV sets are the CPU's, the weight formats a
+// subset of them (kernels/supported.hpp's device_weight_formats) until the K-quants have CUDA twins.
 #pragma once
 
 #include <string>
@@ -25,11 +25,11 @@ using embed_fn = void (*)(const void*, const std::int32_t*, float*, std::uint64_
 template <class A>
 auto find_matmul(kernels::kernel_format w) {
     using fn = void (*)(const void*, const A*, float*, std::uint64_t, std::uint64_t, std::uint64_t, cudaStream_t);
-    return kernels::with_kernel_format(w, [](auto f) { return fn{&matmul<f(), A>}; });
+    return kernels::with_device_weight_format(w, [](auto f) { return fn{&matmul<f(), A>}; });
 }
 
 inline embed_fn find_embed(kernels::kernel_format f) {
-    return kernels::with_kernel_format(f, [](auto k) { return embed_fn{&embed<k()>}; });
+    return kernels::with_device_weight_format(f, [](auto k) { return embed_fn{&embed<k()>}; });
 }
 
 inline attention_fn find_attention(kernels::kernel_format kv, std::uint64_t head_dim) {

@@ -1,0 +1,182 @@
+// K-quant rows times activations rounded to Q8_K blocks, multiplied in integers (W4A8 and the
+// like, as llama.cpp's CPU backend computes them): per sub-block, the integer sum of weight values
+// times activation values gets the sub-block's scale, and its minimum meets the activation block's
+// precomputed 16-value sums (bsums), so a block costs a few vector instructions instead of 256
+// conversions to float. The portable version is the same arithmetic through block_decode.hpp's
+// element functions; the AVX2 versions (Q4_K, Q5_K, Q6_K: the formats of Q4_K_M and Q5_K_M files)
+// are chosen at run time.
+#pragma once
+
+#include <cstdint>
+
+#include "vramplan/config.hpp"
+#include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/thread_pool.hpp"
+
+namespace vramplan::kernels::cpu {
+
+// Sum over a row's blocks of (weights' decoded values) . (d_y * q_y), in integers per sub-block.
+template <kernel_format F>
+inline float dot_q8_k_portable(const void* row, const blocks::q8_k* y, std::uint64_t nblocks) {
+    using B = typename block_of<F>::type;
+    constexpr int sub = sub_block_size(static_cast<const B*>(nullptr));
+    const B* w = static_cast<const B*>(row);
+    float acc = 0.0f;
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        float block = 0.0f;
+        for (int s = 0; s < blocks::qk_k / sub; ++s) {
+            std::int32_t products = 0, sum = 0;
+            for (int j = s * sub; j < (s + 1) * sub; ++j) {
+                products += quant_value(w[b], j) * y[b].qs[j];
+                sum += y[b].qs[j];
+            }
+            const block_affine a = sub_affine(w[b], s);
+            block += a.scale * static_cast<float>(products) - a.min * static_cast<float>(sum);
+        }
+        acc += y[b].d * block;
+    }
+    return acc;
+}
+
+#if VRAMPLAN_X86_SIMD
+namespace simd {
+
+VRAMPLAN_TARGET_AVX2 inline int hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+// The 16 bsums of a Q8_K block summed in pairs: the activation sums of 8 sub-blocks of 32, in order
+// (each 128-bit half pairs its own four).
+VRAMPLAN_TARGET_AVX2 inline __m256i pair_sums(const blocks::q8_k& y) {
+    return _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums)), _mm256_set1_epi16(1));
+}
+
+// Q4_K and Q5_K (low nibbles, plus a 5th bit from qh for Q5_K) against Q8_K.
+template <bool FifthBit, class B>
+VRAMPLAN_TARGET_AVX2 inline float dot_q45_k_q8_k(const B* w, const blocks::q8_k* y, std::uint64_t nblocks) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256 acc = _mm256_setzero_ps();
+    float minimums = 0.0f;
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        int scale[8], min[8];
+        for (int s = 0; s < 8; ++s) kernels::detail::scale_min_k4(w[b].scales, s, scale[s], min[s]);
+        // The minimums meet the activation sums: sum_s min_s * (sum of that sub-block's 32 q).
+        const __m256i mins = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(min));
+        const int min_dot = hsum_i32(_mm256_mullo_epi32(mins, pair_sums(y[b])));
+        minimums += to_float(w[b].dmin) * y[b].d * static_cast<float>(min_dot);
+        __m256i sums = _mm256_setzero_si256();
+        __m256i high = _mm256_setzero_si256();
+        if constexpr (FifthBit) high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qh));
+        for (int g = 0; g < 4; ++g) {
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs + 32 * g));
+            __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            if constexpr (FifthBit) {
+                // Bit 2g of qh[r] is element r's 5th bit in the first 32, bit 2g + 1 in the next 32.
+                const __m256i one = _mm256_set1_epi8(1);
+                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 2 * g), one), 4));
+                hi = _mm256_or_si256(hi,
+                                     _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 2 * g + 1), one), 4));
+            }
+            const __m256i y_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs + 64 * g));
+            const __m256i y_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs + 64 * g + 32));
+            // Unsigned weights times signed activations in pairs (at most 31 * 127 * 2: no overflow).
+            const __m256i p_lo =
+                _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y_lo), _mm256_set1_epi16(static_cast<short>(scale[2 * g])));
+            const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y_hi),
+                                                   _mm256_set1_epi16(static_cast<short>(scale[2 * g + 1])));
+            sums = _mm256_add_epi32(sums, _mm256_add_epi32(p_lo, p_hi));
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(to_float(w[b].d) * y[b].d), _mm256_cvtepi32_ps(sums), acc);
+    }
+    return hsum(acc) - minimums;
+}
+
+// Q6_K against Q8_K: the 6-bit values unsigned (0..63) times the activations, less 32 times the
+// activation sums, per 16-value sub-block with its signed scale.
+VRAMPLAN_TARGET_AVX2 inline float dot_q6_k_q8_k(const blocks::q6_k* w, const blocks::q8_k* y, std::uint64_t nblocks) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3);
+    __m256 acc = _mm256_setzero_ps();
+    float offsets = 0.0f;
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        __m256i sums = _mm256_setzero_si256();
+        int offset = 0;  // sum_s scale_s * 32 * (activation sum of sub-block s)
+        for (int s = 0; s < 16; ++s) offset += w[b].scales[s] * y[b].bsums[s];
+        for (int h = 0; h < 2; ++h) {
+            const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].ql + 64 * h));
+            const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].ql + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qh + 32 * h));
+            for (int k = 0; k < 4; ++k) {
+                const __m256i l = k % 2 ? ql1 : ql0;
+                const __m256i nib = k < 2 ? _mm256_and_si256(l, low4) : _mm256_and_si256(_mm256_srli_epi16(l, 4), low4);
+                const __m256i top = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), two), 4);
+                const __m256i q = _mm256_or_si256(nib, top);
+                const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs + 128 * h + 32 * k));
+                const int s = 8 * h + 2 * k;  // sub-blocks s (elements 0-15) and s + 1 (16-31)
+                const __m256i scales =
+                    _mm256_setr_m128i(_mm_set1_epi16(w[b].scales[s]), _mm_set1_epi16(w[b].scales[s + 1]));
+                sums = _mm256_add_epi32(sums, _mm256_madd_epi16(_mm256_maddubs_epi16(q, yv), scales));
+            }
+        }
+        const float d = to_float(w[b].d) * y[b].d;
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sums), acc);
+        offsets += d * static_cast<float>(32 * offset);
+    }
+    return hsum(acc) - offsets;
+}
+
+}  // namespace simd
+#endif
+
+template <kernel_format F>
+inline float dot_q8_k(const void* row, const blocks::q8_k* y, std::uint64_t nblocks) {
+#if VRAMPLAN_X86_SIMD
+    if (has_avx2()) {
+        if constexpr (F == kernel_format::q4_k)
+            return simd::dot_q45_k_q8_k<false>(static_cast<const blocks::q4_k*>(row), y, nblocks);
+        if constexpr (F == kernel_format::q5_k)
+            return simd::dot_q45_k_q8_k<true>(static_cast<const blocks::q5_k*>(row), y, nblocks);
+        if constexpr (F == kernel_format::q6_k)
+            return simd::dot_q6_k_q8_k(static_cast<const blocks::q6_k*>(row), y, nblocks);
+    }
+#endif
+    return dot_q8_k_portable<F>(row, y, nblocks);
+}
+
+// Rows of a K-quant matrix times activations rounded to Q8_K, each thread rounding up to 512
+// blocks of x on its stack (no allocation): a slice of the columns for as many tokens as fit, so
+// each weight row is read once per pass whatever the number of tokens.
+template <kernel_format F>
+void kquant_matmul(const void* data, std::uint64_t rows, std::uint64_t cols, const float* x, float* y,
+                   std::uint64_t tokens, thread_pool& pool) {
+    constexpr std::uint64_t stack_blocks = 512;
+    const std::uint64_t nblocks = cols / blocks::qk_k, row_bytes = kernel_row_bytes(F, cols);
+    const std::uint64_t slice = nblocks < stack_blocks ? nblocks : stack_blocks;
+    const std::uint64_t tokens_per_pass = slice ? (stack_blocks / slice > 0 ? stack_blocks / slice : 1) : 1;
+    pool.parallel_for(rows, [&](std::uint64_t begin, std::uint64_t end) {
+        blocks::q8_k xq[stack_blocks];
+        for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
+            const std::uint64_t nb = nblocks - b0 < slice ? nblocks - b0 : slice;
+            for (std::uint64_t t0 = 0; t0 < tokens; t0 += tokens_per_pass) {
+                const std::uint64_t nt = tokens - t0 < tokens_per_pass ? tokens - t0 : tokens_per_pass;
+                for (std::uint64_t t = 0; t < nt; ++t)
+                    for (std::uint64_t b = 0; b < nb; ++b)
+                        quantize_block(x + (t0 + t) * cols + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
+                for (std::uint64_t r = begin; r < end; ++r) {
+                    const auto* row = static_cast<const std::uint8_t*>(data) + r * row_bytes +
+                                      b0 * static_cast<std::uint64_t>(block_bytes(F));
+                    for (std::uint64_t t = 0; t < nt; ++t) {
+                        const float part = dot_q8_k<F>(row, xq + t * nb, nb);
+                        float& out = y[(t0 + t) * rows + r];
+                        out = b0 == 0 ? part : out + part;
+                    }
+                }
+            }
+        }
+    });
+}
+
+}  // namespace vramplan::kernels::cpu

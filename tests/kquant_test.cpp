@@ -1,0 +1,338 @@
+// The K-quants and the 32-value fallback formats, decoded: every block here is packed by the test
+// from GGUF's format description (ggml's block_q*_K layouts), with values chosen so that each
+// element's expected value is exact, and then read back through the kernels' block math, their
+// dot products and matrix products, and the real Q4_K_M model of ../shared/models.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "random_values.hpp"
+#include "vramplan/io/gguf_model.hpp"
+#include "vramplan/io/tokenizer.hpp"
+#include "vramplan/kernels/cpu/convert.hpp"
+#include "vramplan/kernels/cpu/dispatch.hpp"
+#include "vramplan/kernels/cpu/elementwise.hpp"
+#include "vramplan/kernels/cpu/kquant_dot.hpp"
+#include "vramplan/plan/plan.hpp"
+#include "vramplan/runtime/arena.hpp"
+#include "vramplan/runtime/cpu_backend.hpp"
+#include "vramplan/runtime/forward_pass.hpp"
+#include "vramplan/runtime/model_loader.hpp"
+
+using namespace vramplan;
+using namespace vramplan::kernels;
+
+namespace {
+
+constexpr half_bits half_0_5{0x3800}, half_0_25{0x3400}, half_minus_1_25{0xBD00}, half_0_75{0x3A00};
+
+// Element e's integer value in [0, m): a hash, so that no two positions a layout could confuse
+// (the low and high nibble of one byte, neighbouring sub-blocks, the two halves) hold equal values
+// everywhere, as a pattern like (7 e) % 16 would.
+constexpr int value_at(int e, int m) {
+    return static_cast<int>((static_cast<std::uint32_t>(e + 1) * 2654435761u >> 11) % m);
+}
+
+// A block packed by hand and the values it stands for.
+template <class Block, int N>
+struct packed {
+    Block block{};
+    double expected[N]{};
+};
+
+// Q4_K: d = 0.5, dmin = 0.25; sub-block s (32 values) has scale sc[s] and minimum mn[s], 6 bits
+// each, in 12 bytes: s < 4 in the low 6 bits of bytes s and s + 4, s >= 4 split into the nibbles of
+// byte s + 4 (scale low, minimum high) and the top 2 bits of bytes s - 4 (scale) and s (minimum).
+constexpr int sc[8] = {1, 2, 3, 4, 17, 33, 50, 63}, mn[8] = {0, 5, 9, 63, 16, 31, 47, 62};
+void pack_k4_scales(std::uint8_t* s) {
+    for (int i = 0; i < 4; ++i) {
+        s[i] = static_cast<std::uint8_t>((sc[i] & 63) | ((sc[i + 4] >> 4) << 6));
+        s[i + 4] = static_cast<std::uint8_t>((mn[i] & 63) | ((mn[i + 4] >> 4) << 6));
+        s[i + 8] = static_cast<std::uint8_t>((sc[i + 4] & 15) | ((mn[i + 4] & 15) << 4));
+    }
+}
+
+packed<blocks::q4_k, 256> q4_k_block() {
+    packed<blocks::q4_k, 256> p;
+    p.block.d = half_0_5;
+    p.block.dmin = half_0_25;
+    pack_k4_scales(p.block.scales);
+    for (int e = 0; e < 256; ++e) {
+        const int q = value_at(e, 16), g = e / 64, w = e % 64;
+        // In each 64 values the first 32 are low nibbles of 32 bytes, the next 32 their high nibbles.
+        p.block.qs[32 * g + w % 32] |= static_cast<std::uint8_t>(w < 32 ? q : q << 4);
+        p.expected[e] = 0.5 * sc[e / 32] * q - 0.25 * mn[e / 32];
+    }
+    return p;
+}
+
+packed<blocks::q5_k, 256> q5_k_block() {
+    packed<blocks::q5_k, 256> p;
+    p.block.d = half_0_5;
+    p.block.dmin = half_0_25;
+    pack_k4_scales(p.block.scales);
+    for (int e = 0; e < 256; ++e) {
+        const int q = value_at(e, 32), g = e / 64, w = e % 64;
+        p.block.qs[32 * g + w % 32] |= static_cast<std::uint8_t>(w < 32 ? (q & 15) : (q & 15) << 4);
+        // The 5th bit: bit 2g (first 32 of the 64) or 2g + 1 (next 32) of qh[w % 32].
+        p.block.qh[w % 32] |= static_cast<std::uint8_t>((q >> 4) << (2 * g + (w < 32 ? 0 : 1)));
+        p.expected[e] = 0.5 * sc[e / 32] * q - 0.25 * mn[e / 32];
+    }
+    return p;
+}
+
+// Q6_K: d = 0.5, 16 signed scales of sub-blocks of 16, values q - 32 of 6 bits: in half h, quarter
+// k, element r has its low 4 bits in ql[64h + r + 32 (k odd)] (low nibble for k < 2) and its top
+// 2 bits at bits 2k of qh[32h + r].
+packed<blocks::q6_k, 256> q6_k_block() {
+    packed<blocks::q6_k, 256> p;
+    p.block.d = half_0_5;
+    for (int s = 0; s < 16; ++s) p.block.scales[s] = static_cast<std::int8_t>(s * 9 - 70);
+    for (int e = 0; e < 256; ++e) {
+        const int v = value_at(e, 64), h = e / 128, k = (e % 128) / 32, r = e % 32;
+        p.block.ql[64 * h + r + 32 * (k % 2)] |= static_cast<std::uint8_t>(k < 2 ? (v & 15) : (v & 15) << 4);
+        p.block.qh[32 * h + r] |= static_cast<std::uint8_t>((v >> 4) << (2 * k));
+        p.expected[e] = 0.5 * (e / 16 * 9 - 70) * (v - 32);
+    }
+    return p;
+}
+
+// Q2_K: scales[s] = scale (low nibble) | minimum (high nibble) of sub-block s (16 values); 2-bit
+// values, element 128h + 32i + r at bits 2i of qs[32h + r].
+packed<blocks::q2_k, 256> q2_k_block() {
+    packed<blocks::q2_k, 256> p;
+    p.block.d = half_0_5;
+    p.block.dmin = half_0_25;
+    for (int s = 0; s < 16; ++s) p.block.scales[s] = static_cast<std::uint8_t>(s | ((15 - s) << 4));
+    for (int e = 0; e < 256; ++e) {
+        const int q = value_at(e, 4), h = e / 128, i = (e % 128) / 32, r = e % 32;
+        p.block.qs[32 * h + r] |= static_cast<std::uint8_t>(q << (2 * i));
+        p.expected[e] = 0.5 * (e / 16) * q - 0.25 * (15 - e / 16);
+    }
+    return p;
+}
+
+// Q3_K: 6-bit scales minus 32 (low 4 bits: nibble s / 8 of byte s % 8; top 2 bits: bits 2 (s / 4)
+// of byte 8 + s % 4); values in [-4, 4): 2 low bits as Q2_K, minus 4 unless bit 4h + i of
+// hmask[r] is set.
+packed<blocks::q3_k, 256> q3_k_block() {
+    packed<blocks::q3_k, 256> p;
+    p.block.d = half_0_5;
+    int scale[16];
+    for (int s = 0; s < 16; ++s) {
+        scale[s] = (s * 13 + 5) % 64;
+        p.block.scales[s % 8] |= static_cast<std::uint8_t>((scale[s] & 15) << (4 * (s / 8)));
+        p.block.scales[8 + s % 4] |= static_cast<std::uint8_t>((scale[s] >> 4) << (2 * (s / 4)));
+    }
+    for (int e = 0; e < 256; ++e) {
+        const int v = value_at(e, 8) - 4, h = e / 128, i = (e % 128) / 32, r = e % 32;
+        const bool high = v >= 0;
+        p.block.qs[32 * h + r] |= static_cast<std::uint8_t>((high ? v : v + 4) << (2 * i));
+        if (high) p.block.hmask[r] |= static_cast<std::uint8_t>(1 << (4 * h + i));
+        p.expected[e] = 0.5 * (scale[e / 16] - 32) * v;
+    }
+    return p;
+}
+
+// The 32-value formats: element j < 16 in the low nibble of byte j, j >= 16 in the high nibble
+// of byte j - 16; Q5_0/Q5_1's 5th bit of element j is bit j of the little-endian qh.
+void pack_nibbles(std::uint8_t* qs, int j, int q) {
+    qs[j % 16] |= static_cast<std::uint8_t>(j < 16 ? (q & 15) : (q & 15) << 4);
+}
+packed<blocks::q4_1, 32> q4_1_block() {
+    packed<blocks::q4_1, 32> p;
+    p.block.d = half_0_5;
+    p.block.m = half_minus_1_25;
+    for (int j = 0; j < 32; ++j) {
+        pack_nibbles(p.block.qs, j, value_at(j, 16));
+        p.expected[j] = 0.5 * value_at(j, 16) - 1.25;
+    }
+    return p;
+}
+packed<blocks::q5_0, 32> q5_0_block() {
+    packed<blocks::q5_0, 32> p;
+    p.block.d = half_0_5;
+    for (int j = 0; j < 32; ++j) {
+        const int q = value_at(j, 32);
+        pack_nibbles(p.block.qs, j, q);
+        p.block.qh[j / 8] |= static_cast<std::uint8_t>((q >> 4) << (j % 8));
+        p.expected[j] = 0.5 * (q - 16);
+    }
+    return p;
+}
+packed<blocks::q5_1, 32> q5_1_block() {
+    packed<blocks::q5_1, 32> p;
+    p.block.d = half_0_5;
+    p.block.m = half_0_75;
+    for (int j = 0; j < 32; ++j) {
+        const int q = value_at(j + 7, 32);
+        pack_nibbles(p.block.qs, j, q);
+        p.block.qh[j / 8] |= static_cast<std::uint8_t>((q >> 4) << (j % 8));
+        p.expected[j] = 0.5 * q + 0.75;
+    }
+    return p;
+}
+// IQ4_NL: the nibble indexes GGUF's 16-value non-linear grid.
+packed<blocks::iq4_nl, 32> iq4_nl_block() {
+    constexpr int grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    packed<blocks::iq4_nl, 32> p;
+    p.block.d = half_0_5;
+    for (int j = 0; j < 32; ++j) {
+        pack_nibbles(p.block.qs, j, value_at(j, 16));
+        p.expected[j] = 0.5 * grid[value_at(j, 16)];
+    }
+    return p;
+}
+
+// Every element through load<F>, decode_range and the row converter equals the hand value exactly.
+template <kernel_format F, class Block, int N>
+void check_block(const packed<Block, N>& p) {
+    CAPTURE(kernel_format_name(F));
+    static_assert(sizeof(Block) == block_bytes(F) && N == block_size(F));
+    for (int j = 0; j < N; ++j) {
+        CAPTURE(j);
+        REQUIRE(static_cast<double>(load<F>(&p.block, j)) == p.expected[j]);
+    }
+    float out[N];
+    decode_range<F>(&p.block, 0, out, N);
+    for (int j = 0; j < N; ++j) REQUIRE(static_cast<double>(out[j]) == p.expected[j]);
+    cpu::dequantize_row(F, &p.block, out, N);
+    for (int j = 0; j < N; ++j) REQUIRE(static_cast<double>(out[j]) == p.expected[j]);
+    // A range that starts and ends inside blocks.
+    decode_range<F>(&p.block, 3, out, N - 5);
+    for (int j = 0; j < N - 5; ++j) REQUIRE(static_cast<double>(out[j]) == p.expected[j + 3]);
+}
+
+// x rounded to Q8_K as GGUF defines it, written here from the definition: per 256 values, with m
+// the value of largest magnitude, q = round-half-even(-127 / m * x) clamped to 127, value q / (-127 / m).
+std::vector<double> rounded_q8_k(const std::vector<float>& x) {
+    std::vector<double> out(x.size());
+    for (std::size_t b = 0; b < x.size() / 256; ++b) {
+        float m = 0;
+        for (int j = 0; j < 256; ++j)
+            if (std::fabs(x[b * 256 + j]) > std::fabs(m)) m = x[b * 256 + j];
+        const float iscale = -127.0f / m, d = 1.0f / iscale;
+        for (int j = 0; j < 256; ++j) {
+            const float q = std::min(127.0f, std::nearbyint(iscale * x[b * 256 + j]));
+            out[b * 256 + j] = static_cast<double>(d) * q;
+        }
+    }
+    return out;
+}
+
+// The sums are exact in integers or short in floats: a few roundings of the largest terms, far
+// below any mistake in a scale or a bit.
+double tight(double magnitude) { return 1e-5 * magnitude + 1e-6; }
+
+template <kernel_format F, class Block, int N>
+void check_products(const packed<Block, N>& p) {
+    CAPTURE(kernel_format_name(F));
+    // Rows of 4 blocks, each block the hand-packed one with its scale bytes varied per row, and
+    // their decoded values (checked above) as the double reference.
+    constexpr int rows = 5, per_row = 4, cols = N * per_row;
+    std::vector<Block> w(rows * per_row, p.block);
+    std::vector<double> wv(rows * cols);
+    for (int r = 0; r < rows; ++r)
+        for (int b = 0; b < per_row; ++b) {
+            w[r * per_row + b].d = to_half(0.5f + 0.125f * static_cast<float>(r + b));
+            for (int j = 0; j < N; ++j) wv[r * cols + b * N + j] = load<F>(&w[r * per_row + b], j);
+        }
+    const auto x = test_data::random_values(2 * cols, 7);
+    for (int r = 0; r < rows; ++r) {
+        double ref = 0, mag = 0;
+        for (int c = 0; c < cols; ++c) {
+            ref += wv[r * cols + c] * x[c];
+            mag += std::fabs(wv[r * cols + c] * x[c]);
+        }
+        CHECK(std::fabs(cpu::dot<F>(&w[r * per_row], x.data(), cols) - ref) <= tight(mag));
+    }
+    // Matrix products: K-quant weights meet activations rounded to Q8_K and multiply in integers
+    // (the AVX2 path where the processor has it, the portable one always), the 32-value formats
+    // meet the activations as they are.
+    std::vector<double> xr(x.begin(), x.end());
+    if constexpr (is_k_quant(F)) xr = rounded_q8_k(x);
+    cpu::thread_pool pool(2);
+    std::vector<float> y(2 * rows);
+    cpu::find_matmul(F)(cpu::weight_view{F, w.data(), rows, cols}, x.data(), y.data(), 2, pool);
+    for (int t = 0; t < 2; ++t)
+        for (int r = 0; r < rows; ++r) {
+            double ref = 0, mag = 0;
+            for (int c = 0; c < cols; ++c) {
+                ref += wv[r * cols + c] * xr[t * cols + c];
+                mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
+            }
+            CHECK(std::fabs(y[t * rows + r] - ref) <= tight(mag));
+            if constexpr (is_k_quant(F)) {
+                blocks::q8_k xq[per_row];
+                for (int b = 0; b < per_row; ++b) quantize_block(x.data() + t * cols + b * 256, xq[b]);
+                CHECK(std::fabs(cpu::dot_q8_k_portable<F>(&w[r * per_row], xq, per_row) - ref) <= tight(mag));
+            }
+        }
+}
+
+}  // namespace
+
+TEST_CASE("K-quant and fallback blocks packed by hand from GGUF's layouts decode to their exact values") {
+    check_block<kernel_format::q4_k>(q4_k_block());
+    check_block<kernel_format::q5_k>(q5_k_block());
+    check_block<kernel_format::q6_k>(q6_k_block());
+    check_block<kernel_format::q2_k>(q2_k_block());
+    check_block<kernel_format::q3_k>(q3_k_block());
+    check_block<kernel_format::q4_1>(q4_1_block());
+    check_block<kernel_format::q5_0>(q5_0_block());
+    check_block<kernel_format::q5_1>(q5_1_block());
+    check_block<kernel_format::iq4_nl>(iq4_nl_block());
+}
+
+TEST_CASE("dot and matrix products on K-quant and fallback rows against a double reference") {
+    check_products<kernel_format::q4_k>(q4_k_block());
+    check_products<kernel_format::q5_k>(q5_k_block());
+    check_products<kernel_format::q6_k>(q6_k_block());
+    check_products<kernel_format::q2_k>(q2_k_block());
+    check_products<kernel_format::q3_k>(q3_k_block());
+    check_products<kernel_format::q4_1>(q4_1_block());
+    check_products<kernel_format::q5_0>(q5_0_block());
+    check_products<kernel_format::q5_1>(q5_1_block());
+    check_products<kernel_format::iq4_nl>(iq4_nl_block());
+}
+
+TEST_CASE("the real Q4_K_M model (Q4_K, Q6_K, Q5_0 and F32 tensors) generates llama.cpp's greedy text") {
+    const std::string path = VRAMPLAN_SHARED_DIR "/models/stories260K-wide-q4_k_m.gguf";
+    if (!std::filesystem::exists(path)) {
+        MESSAGE("skipped: " << path << " is absent");
+        return;
+    }
+    const auto file = io::gguf_file::open(path);
+    const model_desc m = io::describe(file, "wide");
+    CHECK(m.layer(0)[tensor_role::attn_q] == format{format_id::q4_k});
+    CHECK(m.layer(0)[tensor_role::attn_output] == format{format_id::q5_0});
+    CHECK(m.output == format{format_id::q6_k});
+    CHECK(m.shape.head_dim == 8);  // key_length: not n_embd / n_head (256 / 8)
+    const io::tokenizer tok = io::tokenizer::from_gguf(file);
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 16});
+    runtime::cpu_backend backend(0, 2);
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    runtime::load_weights(file, a);
+    runtime::forward_pass<runtime::cpu_backend> llm(a);
+    std::vector<std::int32_t> ids = tok.encode("Once upon a time");
+    REQUIRE(ids == std::vector<std::int32_t>{1, 403, 407, 261, 378});
+    std::vector<std::int32_t> pos(ids.size());
+    for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
+    const float* lg = llm.forward(ids, pos);
+    std::vector<std::int32_t> out;
+    for (int i = 0; i < 32; ++i) {
+        const auto next = static_cast<std::int32_t>(cpu::argmax(lg, m.shape.n_vocab));
+        out.push_back(next);
+        const std::int32_t at = static_cast<std::int32_t>(ids.size() + i);
+        lg = llm.forward(std::span(&next, 1), std::span(&at, 1));
+    }
+    // The README's text from llama.cpp's greedy run on this file.
+    CHECK("Once upon a time" + tok.decode(out) ==
+          "Once upon a time, there was a little girl named Lily. She loved to play with her toys and run around in "
+          "the par");
+}
