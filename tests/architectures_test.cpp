@@ -360,6 +360,21 @@ TEST_CASE("malformed MoE and window metadata is an error naming the key") {
     moe_file no_experts_arch;
     no_experts_arch.arch = "qwen3";
     CHECK(refused(no_experts_arch).find("qwen3 models have no experts") != std::string::npos);
+    // A layer count past what vramplan plans is refused before it sizes anything (the fuzzer once
+    // found a per-layer table sized by block_count = 2^40), for known and unknown architectures.
+    for (const char* arch : {"llama", "starcoder2"}) {
+        const std::string path = temp_path("vramplan_huge_block_count.gguf");
+        io::gguf_writer w;
+        w.set_string("general.architecture", arch)
+            .set_u32(std::string(arch) + ".block_count", 0x7fffffff)
+            .set_u32(std::string(arch) + ".embedding_length", 64)
+            .set_u32(std::string(arch) + ".attention.head_count", 4);
+        add_zero_tensor(w, "token_embd.weight", {64, 4});
+        w.write(path);
+        CHECK_THROWS_WITH_AS(io::describe(io::gguf_file::open(path)),
+                             doctest::Contains("block_count is 2147483647; vramplan plans at most 256 layers"), error);
+        std::filesystem::remove(path);
+    }
 }
 
 namespace {

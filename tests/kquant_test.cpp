@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "greedy.hpp"
 #include "random_values.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/tokenizer.hpp"
@@ -321,16 +322,7 @@ TEST_CASE("the real Q4_K_M model (Q4_K, Q6_K, Q5_0 and F32 tensors) generates ll
     runtime::forward_pass<runtime::cpu_backend> llm(a);
     std::vector<std::int32_t> ids = tok.encode("Once upon a time");
     REQUIRE(ids == std::vector<std::int32_t>{1, 403, 407, 261, 378});
-    std::vector<std::int32_t> pos(ids.size());
-    for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
-    const float* lg = llm.forward(ids, pos);
-    std::vector<std::int32_t> out;
-    for (int i = 0; i < 32; ++i) {
-        const auto next = static_cast<std::int32_t>(cpu::argmax(lg, m.shape.n_vocab));
-        out.push_back(next);
-        const std::int32_t at = static_cast<std::int32_t>(ids.size() + i);
-        lg = llm.forward(std::span(&next, 1), std::span(&at, 1));
-    }
+    const std::vector<std::int32_t> out = greedy_tokens(llm, ids, 32, m.shape.n_vocab);
     // The README's text from llama.cpp's greedy run on this file.
     CHECK("Once upon a time" + tok.decode(out) ==
           "Once upon a time, there was a little girl named Lily. She loved to play with her toys and run around in "

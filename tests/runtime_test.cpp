@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "greedy.hpp"
 #include "temp_path.hpp"
 
 #include <algorithm>
@@ -244,6 +245,26 @@ TEST_CASE("a qwen2 GGUF (q/k/v biases, NeoX-style RoPE pairs) plans the whole fi
     CHECK(gap(test_model::reference_logits(no_bias, tokens), ref).far_beyond_rounding());
 }
 
+TEST_CASE("a qwen3 GGUF (q/k norms per head, head_dim from key_length, NeoX pairs) runs as the reference") {
+    test_model::spec s;
+    s.arch = "qwen3";
+    s.weights = format{format_id::q8_0};
+    s.head_dim = 64;  // 4 heads of 64 over a 128-wide model: q is 256 wide, as in Qwen3
+    const written_model written("vramplan_qwen3.gguf", s, 23);
+    const auto& [path, weights, file, m] = written;
+    CHECK(m.shape.qk_norm);
+    CHECK(m.shape.head_dim == 64);
+    CHECK(m.shape.q_dim() == 256);
+    const std::vector<std::int32_t> tokens{9, 8, 7, 6, 5, 4, 3};
+    const auto ref = test_model::reference_logits(weights, tokens);
+    const auto got = run(path, tokens, 3, 1ull << 30, format{format_id::f32});
+    CHECK(gap(got.logits, ref).within_rounding());
+    // Without the per-head norms the logits are far off: the check above sees them.
+    auto no_norms = weights;
+    for (auto& b : no_norms.blk) b.q_norm.clear(), b.k_norm.clear();
+    CHECK(gap(test_model::reference_logits(no_norms, tokens), ref).far_beyond_rounding());
+}
+
 TEST_CASE("a quantized KV cache stays close to the f32 one") {
     test_model::spec s;
     const std::string path = temp_file("vramplan_kv.gguf");
@@ -398,16 +419,7 @@ TEST_CASE("stories260K generates exactly llama.cpp's greedy tokens and the quant
         runtime::forward_pass<cpu_backend> llm(a);
         std::vector<std::int32_t> ids = tok.encode("Once upon a time");
         REQUIRE(ids == std::vector<std::int32_t>{1, 403, 407, 261, 378});
-        std::vector<std::int32_t> pos(ids.size());
-        for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
-        const float* lg = llm.forward(ids, pos);
-        std::vector<std::int32_t> out;
-        for (int i = 0; i < 32; ++i) {
-            const auto next = static_cast<std::int32_t>(kernels::cpu::argmax(lg, m.shape.n_vocab));
-            out.push_back(next);
-            const std::int32_t at = static_cast<std::int32_t>(ids.size() + i);
-            lg = llm.forward(std::span(&next, 1), std::span(&at, 1));
-        }
+        const std::vector<std::int32_t> out = greedy_tokens(llm, ids, 32, m.shape.n_vocab);
         const std::string text = "Once upon a time" + tok.decode(out);
         if (std::string(f) == "stories260K.gguf") {
             CHECK(out == expected);

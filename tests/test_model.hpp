@@ -24,7 +24,9 @@ struct spec {
     std::string rope_scaling;          // when not empty, llama.rope.scaling.type (with .factor)
     float rope_scaling_factor = 1.0f;
     bool legacy_linear_key = false;  // linear scaling written as older files do: rope.scale_linear alone
-    std::string arch = "llama";      // "qwen2": q/k/v biases and NeoX-style RoPE pairs
+    std::string arch = "llama";      // "qwen2": q/k/v biases and NeoX-style RoPE pairs; "qwen3": NeoX
+                                     // pairs and an RMSNorm of each q and k head
+    bool neox() const { return arch == "qwen2" || arch == "qwen3"; }
 };
 
 // Weights as the file stores them, dequantized, in double.
@@ -33,7 +35,8 @@ struct weights {
     std::vector<double> embd, out_norm, out, rope_divisors;  // rope_divisors empty: none
     struct layer {
         std::vector<double> attn_norm, q, k, v, o, ffn_norm, gate, up, down, q_bias, k_bias,
-            v_bias;  // biases: qwen2 only
+            v_bias;                          // biases: qwen2 only
+        std::vector<double> q_norm, k_norm;  // head_dim each: qwen3 only
     };
     std::vector<layer> blk;
 };
@@ -60,6 +63,9 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
         .set_f32(a + "rope.freq_base", 10000.0f)
         .set_string("tokenizer.ggml.model", "llama");
     if (s.context_length) w.set_u32(a + "context_length", static_cast<std::uint32_t>(s.context_length));
+    if (s.head_dim * s.heads != s.embd)  // as Qwen3's files say it
+        w.set_u32(a + "attention.key_length", static_cast<std::uint32_t>(s.head_dim))
+            .set_u32(a + "attention.value_length", static_cast<std::uint32_t>(s.head_dim));
     if (s.legacy_linear_key)
         w.set_f32(a + "rope.scale_linear", s.rope_scaling_factor);
     else if (!s.rope_scaling.empty())
@@ -143,6 +149,10 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
             add(p + "attn_k.bias", 1, kv, f32, 0.5f, b.k_bias);
             add(p + "attn_v.bias", 1, kv, f32, 0.5f, b.v_bias);
         }
+        if (s.arch == "qwen3") {
+            add(p + "attn_q_norm.weight", 1, s.head_dim, f32, 1.0f, b.q_norm);
+            add(p + "attn_k_norm.weight", 1, s.head_dim, f32, 1.0f, b.k_norm);
+        }
         add(p + "attn_output.weight", s.embd, q, s.weights, 0.1f, b.o);
         add(p + "ffn_norm.weight", 1, s.embd, f32, 1.0f, b.ffn_norm);
         add(p + "ffn_gate.weight", s.ff, s.embd, s.weights, 0.1f, b.gate);
@@ -190,7 +200,7 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
                 const double th = static_cast<double>(pos) / linear *
                                   std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
                                   (w.rope_divisors.empty() ? 1.0 : w.rope_divisors[i]);
-                const bool neox = s.arch == "qwen2";  // pairs (i, i + HD/2)
+                const bool neox = s.neox();  // pairs (i, i + HD/2)
                 double& a = v[h * HD + (neox ? i : 2 * i)];
                 double& b = v[h * HD + (neox ? i + HD / 2 : 2 * i + 1)];
                 const double x0 = a, x1 = b;
@@ -211,6 +221,16 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
             for (std::size_t i = 0; i < b.q_bias.size(); ++i) qs[t][i] += b.q_bias[i];
             for (std::size_t i = 0; i < b.k_bias.size(); ++i) ks[t][i] += b.k_bias[i];
             for (std::size_t i = 0; i < b.v_bias.size(); ++i) vs[t][i] += b.v_bias[i];
+            // Qwen3: each head of q and k RMS-normalized with its own weights, before RoPE.
+            auto head_norm = [&](std::vector<double>& v, std::uint64_t heads, const std::vector<double>& g) {
+                for (std::uint64_t h = 0; h < heads && !g.empty(); ++h) {
+                    const std::vector<double> head(v.begin() + h * HD, v.begin() + (h + 1) * HD);
+                    const auto n = norm(head, g);
+                    std::copy(n.begin(), n.end(), v.begin() + h * HD);
+                }
+            };
+            head_norm(qs[t], s.heads, b.q_norm);
+            head_norm(ks[t], s.kv_heads, b.k_norm);
             rope(qs[t], s.heads, t);
             rope(ks[t], s.kv_heads, t);
         }

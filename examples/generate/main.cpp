@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
     float temperature = 0.0f, top_p = 0.95f;
     std::uint32_t top_k = 40;
     unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    app.add_option("-m,--model", model_path, "GGUF model (llama architecture)")->required();
+    app.add_option("-m,--model", model_path,
+                   "GGUF model (llama, qwen2 and qwen3 architectures run; others are refused naming what is missing)")
+        ->required();
     app.add_option("-p,--prompt", prompt, "prompt")->capture_default_str();
     app.add_option("-n,--n-predict", n_predict, "tokens to generate")->check(cli::count)->capture_default_str();
     app.add_option("--ctx", ctx, "context length (default: prompt + tokens to generate)")->check(cli::count);

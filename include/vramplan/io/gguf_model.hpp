@@ -22,6 +22,10 @@ namespace detail {
 // one per layer: the value of each layer, the fallback for all when the key is absent.
 inline std::vector<std::uint64_t> per_layer(const gguf_file& g, const std::string& key, std::uint64_t n_layer,
                                             std::uint64_t fallback) {
+    // The layer count is the file's word: bound it before it sizes anything.
+    if (n_layer > max_layers)
+        g.fail("block_count is " + std::to_string(n_layer) + "; vramplan plans at most " + std::to_string(max_layers) +
+               " layers");
     const gguf_value* v = g.find(key);
     if (!v) return std::vector<std::uint64_t>(n_layer, fallback);
     if (v->type != gguf_type::array) return std::vector<std::uint64_t>(n_layer, g.get_uint(key));
@@ -60,6 +64,9 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     decoder_shape s;
     s.n_layer = g.get_uint(p + "block_count");
     if (s.n_layer == 0) g.fail("block_count is 0; a model has at least one layer");
+    if (s.n_layer > max_layers)
+        g.fail("block_count is " + std::to_string(s.n_layer) + "; vramplan plans at most " +
+               std::to_string(max_layers) + " layers");
     s.n_embd = g.get_uint(p + "embedding_length");
     s.n_head = detail::uniform_per_layer(g, p + "attention.head_count", s.n_layer, 0);
     if (s.n_head == 0) g.fail("missing or zero metadata key '" + p + "attention.head_count'");

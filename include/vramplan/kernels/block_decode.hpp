@@ -35,6 +35,20 @@ VRAMPLAN_HOST_DEVICE inline void scale_min_k4(const std::uint8_t* s, int sub, in
         min = (s[sub + 4] >> 4) | ((s[sub] >> 6) << 4);
     }
 }
+// Q4_K's and Q5_K's 4 low bits: in each 64 values, the first 32 are the low nibbles of 32 bytes
+// and the next 32 their high nibbles.
+VRAMPLAN_HOST_DEVICE inline int k_nibble(const std::uint8_t* qs, int j) {
+    const int g = j / 64, w = j % 64;
+    const std::uint8_t byte = qs[32 * g + w % 32];
+    return w < 32 ? (byte & 0x0f) : (byte >> 4);
+}
+// Their sub-block's map: d * scale, dmin * min.
+template <class Block>
+VRAMPLAN_HOST_DEVICE inline block_affine k4_affine(const Block& b, int sub) {
+    int scale = 0, min = 0;
+    scale_min_k4(b.scales, sub, scale, min);
+    return {to_float(b.d) * static_cast<float>(scale), to_float(b.dmin) * static_cast<float>(min)};
+}
 // The 5th bit of element j of a Q5_0/Q5_1 block: bit j of the little-endian 32-bit qh.
 VRAMPLAN_HOST_DEVICE inline int high_bit_q5(const std::uint8_t* qh, int j) { return (qh[j / 8] >> (j % 8)) & 1; }
 }  // namespace detail
@@ -105,32 +119,21 @@ VRAMPLAN_HOST_DEVICE inline block_affine sub_affine(const blocks::q3_k& b, int s
 }
 
 // ---- Q4_K: 8 sub-blocks of 32 with 6-bit scales and minimums (detail::scale_min_k4); x = d *
-// scale * q - dmin * min, q 4 bits: in each 64 values, the first 32 are the low nibbles of 32
-// bytes and the next 32 their high nibbles ----
+// scale * q - dmin * min, q 4 bits (detail::k_nibble) ----
 VRAMPLAN_HOST_DEVICE constexpr int sub_block_size(const blocks::q4_k*) { return 32; }
-VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q4_k& b, int j) {
-    const int g = j / 64, w = j % 64;
-    const std::uint8_t byte = b.qs[32 * g + w % 32];
-    return w < 32 ? (byte & 0x0f) : (byte >> 4);
-}
+VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q4_k& b, int j) { return detail::k_nibble(b.qs, j); }
 VRAMPLAN_HOST_DEVICE inline block_affine sub_affine(const blocks::q4_k& b, int sub) {
-    int scale = 0, min = 0;
-    detail::scale_min_k4(b.scales, sub, scale, min);
-    return {to_float(b.d) * static_cast<float>(scale), to_float(b.dmin) * static_cast<float>(min)};
+    return detail::k4_affine(b, sub);
 }
 
 // ---- Q5_K: Q4_K plus a 5th bit: element 64g + w takes bit 2g + (w >= 32) of qh[w % 32] ----
 VRAMPLAN_HOST_DEVICE constexpr int sub_block_size(const blocks::q5_k*) { return 32; }
 VRAMPLAN_HOST_DEVICE inline int quant_value(const blocks::q5_k& b, int j) {
     const int g = j / 64, w = j % 64;
-    const std::uint8_t byte = b.qs[32 * g + w % 32];
-    const int low = w < 32 ? (byte & 0x0f) : (byte >> 4);
-    return low | (((b.qh[w % 32] >> (2 * g + (w < 32 ? 0 : 1))) & 1) << 4);
+    return detail::k_nibble(b.qs, j) | (((b.qh[w % 32] >> (2 * g + (w < 32 ? 0 : 1))) & 1) << 4);
 }
 VRAMPLAN_HOST_DEVICE inline block_affine sub_affine(const blocks::q5_k& b, int sub) {
-    int scale = 0, min = 0;
-    detail::scale_min_k4(b.scales, sub, scale, min);
-    return {to_float(b.d) * static_cast<float>(scale), to_float(b.dmin) * static_cast<float>(min)};
+    return detail::k4_affine(b, sub);
 }
 
 // ---- Q6_K: 16 sub-blocks of 16 with signed 8-bit scales; x = d * scale * (q - 32), q 6 bits.

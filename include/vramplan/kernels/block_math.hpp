@@ -159,14 +159,20 @@ VRAMPLAN_HOST_DEVICE inline int nearest_int(float v) {
     __builtin_memcpy(&bits, &shifted, 4);
     return (bits & 0x007fffff) - 0x00400000;
 }
-VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_k& b) {
+// The first of x[0..n) with the largest magnitude, sign kept (0 when all are 0), as GGUF's Q4_0
+// and Q8_K quantizers pick their scale.
+VRAMPLAN_HOST_DEVICE inline float largest_magnitude(const float* x, int n) {
     float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < blocks::qk_k; ++j)
+    for (int j = 0; j < n; ++j)
         if (fabsf(x[j]) > amax) {
             amax = fabsf(x[j]);
             max = x[j];
         }
-    if (amax == 0.0f) {
+    return max;
+}
+VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q8_k& b) {
+    const float max = largest_magnitude(x, blocks::qk_k);
+    if (max == 0.0f) {
         b = blocks::q8_k{};
         return;
     }
@@ -198,12 +204,7 @@ VRAMPLAN_HOST_DEVICE inline float product_rounded(float x, float y) {
 // ---- Q4_0: x = d * (q - 8), d = (the value of largest magnitude) / -8; element j in the low
 // nibble of byte j, element j + 16 in its high nibble ----
 VRAMPLAN_HOST_DEVICE inline void quantize_block(const float* x, blocks::q4_0& b) {
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < blocks::qk; ++j)
-        if (fabsf(x[j]) > amax) {
-            amax = fabsf(x[j]);
-            max = x[j];
-        }
+    const float max = largest_magnitude(x, blocks::qk);
     const float d = max / -8.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     b.d = to_half(d);
