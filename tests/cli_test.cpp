@@ -731,6 +731,27 @@ TEST_CASE("--offload compute keeps the host layers' KV cache in host memory; adv
     CHECK(a["best_fit"]["flags"].get<std::string>().find("--weights q4_k --kv q8_0 --gpu-layers ") == 0);
     CHECK(a["best_fit"]["predicted_tokens_per_second"].get<double>() > 0);
     CHECK(run_json("plan -m llama3-8b -g rtx-4090", 0)["best_fit"].is_null());
+    // The flags best_fit and the offload remedy print remake the plans they describe, experts and
+    // offloaded layers together (Qwen3-235B-A22B on 8 GB: every MoE layer's experts move first).
+    const std::string big = "plan -m qwen3-235b-a22b -g rtx-4060-8gb --weights q4_k --ctx 32768";
+    const auto moe = run_json(big, 1);
+    REQUIRE(moe["best_fit"].is_object());
+    const auto remade = run_json(big + " " + moe["best_fit"]["flags"].get<std::string>(), 0);
+    CHECK(remade["needed_bytes"] == moe["best_fit"]["needed_bytes"]);
+    CHECK(remade["gpu_layers"] == moe["best_fit"]["gpu_layers"]);
+    CHECK(remade["host_expert_layers"] == moe["best_fit"]["host_expert_layers"]);
+    int offloads = 0;
+    for (const auto& item : moe["advice"]) {
+        const std::string remedy = item["remedy"];
+        if (remedy.rfind("offload ", 0) != 0) continue;
+        ++offloads;
+        CAPTURE(remedy);
+        CHECK(remedy.find("--host-experts 94") != std::string::npos);
+        const std::string flags = remedy.substr(remedy.find("(--") + 1, remedy.size() - remedy.find("(--") - 2);
+        CHECK(run_json(big + " " + flags, 0)["needed_bytes"] == item["needed_bytes"]);
+    }
+    CHECK(offloads ==
+          1);  // computing layers fits; streaming does not (two staging slots of a whole layer, experts included)
 }
 
 TEST_CASE("a gemma3 config.json plans its text model and says the vision tower is left out") {

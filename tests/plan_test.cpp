@@ -317,7 +317,8 @@ TEST_CASE("best_fit: the fastest fitting combination, 4-bit weights or more, and
     const model_desc moe = presets::describe(presets::qwen3_30b_a3b_entry, uniform_policy(f16::value));
     const auto best = best_fit(moe, small, lim);
     REQUIRE(best);
-    const std::uint64_t h = best->p.host_expert_layer_count();
+    const std::uint64_t h = best->p.options.host_expert_layers;
+    CHECK(best->p.host_expert_layer_count() == h);  // every layer resident: each MoE layer it names moves
     CHECK(best->changes == "weights q4_k + KV q8_0 + experts of " + std::to_string(h) + " MoE layers in host memory");
     CHECK(best->flags == "--weights q4_k --kv q8_0 --host-experts " + std::to_string(h));
     model_desc q = requantize_weights(moe, q4_k::value);

@@ -98,7 +98,7 @@ inline constexpr std::array<config_family, 11> config_families{{
      .tied = true,
      .window_period = 6},
     {.type = "phi3", .neox = true, .window_key = true, .fused = true},
-    {.type = "llama4_text", .moe = config_family::experts::llama4, .chunks = true},
+    {.type = "llama4_text", .moe = config_family::experts::llama4, .norm_topk_default = false, .chunks = true},
 }};
 
 // Multimodal checkpoints that nest their language model in text_config, and its model type.
@@ -199,8 +199,7 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
         }
         s.n_ff = c.count_or("intermediate_size_mlp", s.n_ff);
     }
-    if (f.moe != experts::none)
-        s.norm_topk_prob = c.flag_or("norm_topk_prob", f.norm_topk_default && f.moe != experts::llama4);
+    if (f.moe != experts::none) s.norm_topk_prob = c.flag_or("norm_topk_prob", f.norm_topk_default);
     if (f.chunks) {
         // Llama 4: layers that use RoPE (no_rope_layers[l] = 1) attend within chunks, and every
         // no_rope_layer_interval-th layer (no RoPE) attends to the whole context.

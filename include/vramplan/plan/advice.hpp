@@ -185,9 +185,13 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
         const offload_plans both = offload_both_ways(m, t, lim, opt);
         for (const auto& [mode, p] :
              {std::pair{offload_mode::stream, &both.stream}, std::pair{offload_mode::compute, &both.compute}}) {
-            if (!p->fits() && p->gpu_layers == all_gpu_layers) continue;
-            if (p->gpu_layers >= m.shape.n_layer) continue;
+            if (p->gpu_layers >= m.shape.n_layer) continue;  // no layer count fits, or experts alone do
             const bool compute = mode == offload_mode::compute;
+            // A model with experts offloads layers only after every MoE layer's experts have moved:
+            // the option that says so (the offloaded layers' experts are in host memory anyway).
+            const std::uint64_t experts = p->options.host_expert_layers;
+            const std::string experts_flag =
+                experts != opt.host_expert_layers ? " --host-experts " + std::to_string(experts) : std::string();
             std::string cost = compute ? "the CPU reads those layers and their KV cache from host memory every token"
                                        : "streamed weights cross the host link every token";
             // Speed is predicted only from known bandwidths (a laptop part's are its maker's).
@@ -201,7 +205,7 @@ inline std::vector<advice_item> advise(const model_desc& m, const target_desc& t
             add("offload " + std::to_string(m.shape.n_layer - p->gpu_layers) + " of " +
                     std::to_string(m.shape.n_layer) + " layers, " +
                     (compute ? "computed by the CPU" : "streamed to the GPU") + " (--gpu-layers " +
-                    std::to_string(p->gpu_layers) + (compute ? " --offload compute" : "") + ")",
+                    std::to_string(p->gpu_layers) + (compute ? " --offload compute" : "") + experts_flag + ")",
                 cost, *p);
         }
     }

@@ -94,7 +94,8 @@ inline std::optional<fit_combination> best_fit(const model_desc& m, const target
                         };
                         if (!w.label.empty()) change("weights " + w.label, "--weights " + w.label);
                         if (kv != m.kv) change("KV " + name(kv), "--kv " + name(kv));
-                        if (const std::uint64_t h = p.host_expert_layer_count(); h != opt.host_expert_layers)
+                        // The option, not the count of resident layers it moves: the flags must remake this plan.
+                        if (const std::uint64_t h = p.options.host_expert_layers; h != opt.host_expert_layers)
                             change("experts of " + std::to_string(h) + " MoE layers in host memory",
                                    "--host-experts " + std::to_string(h));
                         if (p.streamed_layers() != 0)
