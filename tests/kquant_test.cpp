@@ -244,12 +244,17 @@ void check_products(const packed<Block, N>& p) {
             for (int j = 0; j < N; ++j) wv[r * cols + b * N + j] = load<F>(&w[r * per_row + b], j);
         }
     const auto x = test_data::random_values(2 * cols, 7);
-    for (int r = 0; r < rows; ++r) {
+    // Row r times token t of xs, in double, with the sum of the products' magnitudes.
+    auto reference = [&](int r, const auto& xs, int t) {
         double ref = 0, mag = 0;
         for (int c = 0; c < cols; ++c) {
-            ref += wv[r * cols + c] * x[c];
-            mag += std::fabs(wv[r * cols + c] * x[c]);
+            ref += wv[r * cols + c] * xs[t * cols + c];
+            mag += std::fabs(wv[r * cols + c] * xs[t * cols + c]);
         }
+        return std::pair{ref, mag};
+    };
+    for (int r = 0; r < rows; ++r) {
+        const auto [ref, mag] = reference(r, x, 0);
         CHECK(std::fabs(cpu::dot<F>(&w[r * per_row], x.data(), cols) - ref) <= tight(mag));
     }
     // Matrix products: K-quant weights meet activations rounded to Q8_K and multiply in integers
@@ -262,11 +267,7 @@ void check_products(const packed<Block, N>& p) {
     cpu::find_matmul(F)(cpu::weight_view{F, w.data(), rows, cols}, x.data(), y.data(), 2, pool);
     for (int t = 0; t < 2; ++t)
         for (int r = 0; r < rows; ++r) {
-            double ref = 0, mag = 0;
-            for (int c = 0; c < cols; ++c) {
-                ref += wv[r * cols + c] * xr[t * cols + c];
-                mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
-            }
+            const auto [ref, mag] = reference(r, xr, t);
             CHECK(std::fabs(y[t * rows + r] - ref) <= tight(mag));
             if constexpr (is_k_quant(F)) {
                 blocks::q8_k xq[per_row];
@@ -276,30 +277,28 @@ void check_products(const packed<Block, N>& p) {
         }
 }
 
+// check.template operator()<F>(block) for every format here, with its hand-packed block.
+template <class Check>
+void for_every_format(Check&& check) {
+    check.template operator()<kernel_format::q4_k>(q4_k_block());
+    check.template operator()<kernel_format::q5_k>(q5_k_block());
+    check.template operator()<kernel_format::q6_k>(q6_k_block());
+    check.template operator()<kernel_format::q2_k>(q2_k_block());
+    check.template operator()<kernel_format::q3_k>(q3_k_block());
+    check.template operator()<kernel_format::q4_1>(q4_1_block());
+    check.template operator()<kernel_format::q5_0>(q5_0_block());
+    check.template operator()<kernel_format::q5_1>(q5_1_block());
+    check.template operator()<kernel_format::iq4_nl>(iq4_nl_block());
+}
+
 }  // namespace
 
 TEST_CASE("K-quant and fallback blocks packed by hand from GGUF's layouts decode to their exact values") {
-    check_block<kernel_format::q4_k>(q4_k_block());
-    check_block<kernel_format::q5_k>(q5_k_block());
-    check_block<kernel_format::q6_k>(q6_k_block());
-    check_block<kernel_format::q2_k>(q2_k_block());
-    check_block<kernel_format::q3_k>(q3_k_block());
-    check_block<kernel_format::q4_1>(q4_1_block());
-    check_block<kernel_format::q5_0>(q5_0_block());
-    check_block<kernel_format::q5_1>(q5_1_block());
-    check_block<kernel_format::iq4_nl>(iq4_nl_block());
+    for_every_format([]<kernel_format F>(const auto& p) { check_block<F>(p); });
 }
 
 TEST_CASE("dot and matrix products on K-quant and fallback rows against a double reference") {
-    check_products<kernel_format::q4_k>(q4_k_block());
-    check_products<kernel_format::q5_k>(q5_k_block());
-    check_products<kernel_format::q6_k>(q6_k_block());
-    check_products<kernel_format::q2_k>(q2_k_block());
-    check_products<kernel_format::q3_k>(q3_k_block());
-    check_products<kernel_format::q4_1>(q4_1_block());
-    check_products<kernel_format::q5_0>(q5_0_block());
-    check_products<kernel_format::q5_1>(q5_1_block());
-    check_products<kernel_format::iq4_nl>(iq4_nl_block());
+    for_every_format([]<kernel_format F>(const auto& p) { check_products<F>(p); });
 }
 
 TEST_CASE("the real Q4_K_M model (Q4_K, Q6_K, Q5_0 and F32 tensors) generates llama.cpp's greedy text") {
