@@ -720,7 +720,8 @@ TEST_CASE("--offload compute keeps the host layers' KV cache in host memory; adv
     CHECK(text.out.find("Pinned host tier (layers computed by the CPU, with their KV cache)") != std::string::npos);
     CHECK(text.out.find("cache_k/v.0..32 (KV cache)") != std::string::npos);
     const auto bad = run("plan -m llama3.1-70b -g rtx-4090 --offload sideways");
-    CHECK(bad.rc != 0);
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.find("--offload: sideways not in {stream,compute}") != std::string::npos);
     // A plan that does not fit: single remedies, both offload modes, and the best combination.
     const auto advice = run("advise -m llama3.1-70b -g rtx-4090 --weights q8_0 --ctx 8192");
     CHECK(advice.out.find("offload") != std::string::npos);
