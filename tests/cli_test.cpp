@@ -426,6 +426,30 @@ TEST_CASE(
     CHECK(beyond.out.find("warning: context 3,000 exceeds the 2,048 tokens") != std::string::npos);
 }
 
+TEST_CASE("generate: the stories260K MoE file prints llama.cpp's greedy text with --host-experts 0, 3 and all") {
+    const std::string model = std::string(VRAMPLAN_SHARED_DIR) + "/models/stories260K-moe-f32.gguf";
+    if (!std::filesystem::exists(model)) {
+        MESSAGE("../shared/models absent: the runs are skipped");
+        return;
+    }
+    const std::string reference =
+        "Once upon a time, there was a little girl named Lily. She loved to play with her toys and her friends. One "
+        "day, Lily went";
+    for (const char* n : {"0", "3", "all"}) {
+        CAPTURE(n);
+        const auto r = run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 32 -t 2 --host-experts " + n);
+        CAPTURE(r.out);
+        CHECK(r.rc == 0);
+        CHECK(r.out.rfind(reference, 0) == 0);
+        const std::string moved = std::string(n) == "0" ? "" : std::string(n) == "3" ? "3" : "5";
+        CHECK((r.out.find("the experts of " + moved + " layers in host memory") != std::string::npos) ==
+              !moved.empty());
+    }
+    const auto bad = run_program(VRAMPLAN_GENERATE, "-m " + model + " --host-experts 6");
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.find("--host-experts 6 exceeds the model's 5 layers with experts") != std::string::npos);
+}
+
 namespace {
 // The vramplan command with the stand-in NVML library as the driver, on machine `scenario`.
 result run_local(const std::string& scenario, const std::string& args) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "random_values.hpp"
@@ -276,22 +277,26 @@ std::vector<double> reference_attention(const attention_args& a, kernel_format k
     const std::uint64_t group = a.n_head / a.n_head_kv;
     for (std::uint64_t t = 0; t < a.tokens; ++t)
         for (std::uint64_t h = 0; h < a.n_head; ++h) {
+            // Positions first..pos are seen (a window's, or all); position p is in row p mod context.
             const std::uint64_t g = h / group, keys = a.pos[t] + 1;
+            const std::uint64_t first = a.window && keys > a.window ? keys - a.window : 0;
             const std::uint64_t base = (a.seq ? a.seq[t] : 0) * a.context;
-            std::vector<double> s(keys);
+            std::vector<double> s(keys, -1e300);
             double m = -1e300;
-            for (std::uint64_t p = 0; p < keys; ++p) {
+            for (std::uint64_t p = first; p < keys; ++p) {
                 double dotp = 0;
                 for (std::uint64_t d = 0; d < a.head_dim; ++d)
-                    dotp += q[(t * a.n_head + h) * a.head_dim + d] * at(a.k, base + p, g * a.head_dim + d);
+                    dotp += q[(t * a.n_head + h) * a.head_dim + d] * at(a.k, base + p % a.context, g * a.head_dim + d);
                 s[p] = dotp * a.scale;
+                if (a.softcap > 0) s[p] = a.softcap * std::tanh(s[p] / a.softcap);
                 m = std::max(m, s[p]);
             }
             double l = 0;
             for (auto& x : s) l += (x = std::exp(x - m));
-            for (std::uint64_t p = 0; p < keys; ++p)
+            for (std::uint64_t p = first; p < keys; ++p)
                 for (std::uint64_t d = 0; d < a.head_dim; ++d)
-                    out[(t * a.n_head + h) * a.head_dim + d] += s[p] / l * at(a.v, base + p, g * a.head_dim + d);
+                    out[(t * a.n_head + h) * a.head_dim + d] +=
+                        s[p] / l * at(a.v, base + p % a.context, g * a.head_dim + d);
         }
     return out;
 }
@@ -394,6 +399,51 @@ TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1
     CHECK_THROWS_WITH_AS(attention_run(kernel_format::q4_0, 128, 128, 1, 2, 1, 1, pool),
                          doctest::Contains("got 128 x 128; use an f16 KV cache for this model"), error);
     CHECK_THROWS_AS(cpu::find_kv_append(kernel_format::bf16), error);
+}
+
+TEST_CASE("a sliding window over a ring cache: positions wrap, queries see their window, scores soft-capped") {
+    cpu::thread_pool pool(2);
+    // 90 positions appended in order into a ring of window + tokens - 1 rows (later positions
+    // overwrite earlier ones), then the last `tokens` positions query it.
+    for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0, kernel_format::f32})
+        for (auto [window, tokens, group, splits, cap] :
+             {std::tuple{20, 1, 2, 4, 0.0f}, std::tuple{20, 8, 2, 1, 0.0f}, std::tuple{33, 3, 1, 2, 0.0f},
+              std::tuple{16, 1, 4, 1, 0.0f}, std::tuple{20, 4, 2, 2, 0.5f}}) {
+            CAPTURE(kernel_format_name(kv));
+            CAPTURE(window);
+            CAPTURE(tokens);
+            CAPTURE(cap);
+            constexpr std::uint64_t head_dim = 64, positions = 90;
+            const std::uint64_t n_head_kv = 2, n_head = n_head_kv * static_cast<std::uint64_t>(group);
+            const std::uint64_t ring = static_cast<std::uint64_t>(window + tokens - 1), kv_dim = n_head_kv * head_dim;
+            std::vector<std::uint8_t> k(kernel_row_bytes(kv, kv_dim) * ring), v(k.size());
+            const auto kf = random_values(positions * kv_dim, 71), vf = random_values(positions * kv_dim, 72);
+            std::vector<std::int32_t> pos(positions);
+            for (std::uint64_t p = 0; p < positions; ++p) pos[p] = static_cast<std::int32_t>(p);
+            cpu::find_kv_append(kv)(kf.data(), vf.data(), pos.data(), nullptr, positions, kv_dim, ring, k.data(),
+                                    v.data());
+            const auto q = random_values(static_cast<std::uint64_t>(tokens) * n_head * head_dim, 73, 2.0f);
+            std::vector<float> out(q.size()), ws(static_cast<std::uint64_t>(tokens * splits) * n_head * (head_dim + 2));
+            attention_args a;
+            a.tokens = static_cast<std::uint64_t>(tokens);
+            a.n_head = n_head;
+            a.n_head_kv = n_head_kv;
+            a.head_dim = head_dim;
+            a.context = ring;
+            a.window = static_cast<std::uint64_t>(window);
+            a.scale = 0.125f;
+            a.softcap = cap;
+            a.q = q.data();
+            a.pos = pos.data() + (positions - static_cast<std::uint64_t>(tokens));
+            a.k = k.data();
+            a.v = v.data();
+            a.out = out.data();
+            a.workspace = ws.data();
+            a.workspace_rows = static_cast<std::uint64_t>(tokens * splits);
+            a.max_splits = static_cast<std::uint64_t>(splits);
+            cpu::find_attention(kv, head_dim)(a, pool);
+            CHECK(max_error(out, reference_attention(a, kv)) <= 2e-5);
+        }
 }
 
 TEST_CASE("fused attention reads f16 queries as the f32 values they stand for") {

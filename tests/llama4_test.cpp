@@ -110,6 +110,14 @@ TEST_CASE("chunked attention: a ring of chunk + micro-batch - 1 positions in thr
     runtime::arena<runtime::cpu_backend> a(tp, backend);
     CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{a},
                          doctest::Contains("chunked layers (chunks of 16 tokens) are planned but not run yet"), error);
+    // Llama 4's own block (sigmoid routing of the experts' inputs, layers without RoPE) is refused by
+    // name even where the context fits in one chunk, since the graph would run it as a Llama block.
+    CHECK(presets::llama4_scout_entry.shape.llama4_block);
+    model_desc llama4_like = tiny_chunks;
+    llama4_like.shape.llama4_block = true;
+    const plan lp = plan_inference(llama4_like, big, {.context = 16, .ubatch = 8});
+    runtime::arena<runtime::cpu_backend> la(lp, backend);
+    CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{la}, doctest::Contains("Llama 4's block"), error);
 }
 
 TEST_CASE("config.json of Llama 4 Scout (text_config) reads as the preset; patterns it cannot plan are named") {

@@ -2,8 +2,11 @@
 // double-precision forward pass of the same model to compare against.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,14 +22,38 @@ struct spec {
     std::uint64_t vocab = 64, embd = 128, layers = 3, heads = 4, kv_heads = 2, head_dim = 32, ff = 96;
     format weights{format_id::f32};
     std::uint64_t context_length = 0;  // written as llama.context_length when not 0
+    std::uint64_t sliding_window = 0;  // written as attention.sliding_window when not 0 (every layer slides)
     bool rope_freqs = false;           // Llama 3.1's rope_freqs.weight: divisors 1 to 8 across the pairs
     std::string stray_tensor;          // when not empty, a 4-value f32 tensor of that name no llama model has
     std::string rope_scaling;          // when not empty, llama.rope.scaling.type (with .factor)
     float rope_scaling_factor = 1.0f;
     bool legacy_linear_key = false;  // linear scaling written as older files do: rope.scale_linear alone
     std::string arch = "llama";      // "qwen2": q/k/v biases and NeoX-style RoPE pairs; "qwen3": NeoX
-                                     // pairs and an RMSNorm of each q and k head
-    bool neox() const { return arch == "qwen2" || arch == "qwen3"; }
+                                     // pairs and an RMSNorm of each q and k head; "qwen2moe" and
+                                     // "qwen3moe": theirs with experts; "phi3": NeoX pairs, q/k/v
+                                     // stored as one attn_qkv and gate/up as one ffn_up
+    // A mixture of experts in every layer (llama: Mixtral's layout): `experts` SwiGLU experts of
+    // expert_ff, `used` per token, and a shared expert of shared_ff (qwen2moe: with its sigmoid gate).
+    std::uint64_t experts = 0, used = 0, expert_ff = 0, shared_ff = 0;
+    std::uint64_t dense_lead = 0;  // with experts: the first layers are dense (leading_dense_block_count)
+    bool moe_layer(std::uint64_t l) const { return experts != 0 && l >= dense_lead; }
+    bool qkv_bias() const { return arch == "qwen2" || arch == "qwen2moe"; }
+    bool gemma() const { return arch == "gemma2" || arch == "gemma3"; }
+    bool qk_norm() const { return arch == "qwen3" || arch == "qwen3moe" || arch == "gemma3"; }
+    bool neox() const { return arch != "llama"; }
+    std::optional<bool> renorm_experts;  // the reference's choice, when not the architecture's
+    bool renorm() const { return renorm_experts.value_or(arch != "qwen2moe"); }  // Qwen2-MoE does not
+    bool fused() const { return arch == "phi3"; }
+    // Gemma ("gemma2": every other layer slides, layer 0 first; "gemma3": five of every six, with
+    // q/k norms): the embedding scaled by sqrt(embd), norms after each sublayer, a GELU gate, a tied
+    // head; gemma2 soft-caps scores and logits by these; gemma3's sliding layers rotate with base
+    // 10000 while the global ones use rope_base.
+    float attn_softcap = 0.0f, final_softcap = 0.0f;
+    float rope_base = 10000.0f;
+    std::uint64_t window_period() const { return arch == "gemma2" ? 2 : arch == "gemma3" ? 6 : 0; }
+    bool sliding(std::uint64_t l) const {
+        return sliding_window != 0 && (window_period() == 0 || l % window_period() != window_period() - 1);
+    }
 };
 
 // Weights as the file stores them, dequantized, in double.
@@ -35,8 +62,13 @@ struct weights {
     std::vector<double> embd, out_norm, out, rope_divisors;  // rope_divisors empty: none
     struct layer {
         std::vector<double> attn_norm, q, k, v, o, ffn_norm, gate, up, down, q_bias, k_bias,
-            v_bias;                          // biases: qwen2 only
-        std::vector<double> q_norm, k_norm;  // head_dim each: qwen3 only
+            v_bias;                                         // biases: qwen2 only
+        std::vector<double> q_norm, k_norm;                 // head_dim each: qwen3 only
+        std::vector<double> post_attn_norm, post_ffw_norm;  // gemma only
+        // Experts: the router (experts x embd), each expert's gate, up and down, the shared expert
+        // and its gate (one row of embd: qwen2moe only).
+        std::vector<double> router, sh_gate, sh_up, sh_down, sh_scale;
+        std::vector<std::vector<double>> x_gate, x_up, x_down;
     };
     std::vector<layer> blk;
 };
@@ -60,8 +92,18 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
         .set_u32(a + "attention.head_count", static_cast<std::uint32_t>(s.heads))
         .set_u32(a + "attention.head_count_kv", static_cast<std::uint32_t>(s.kv_heads))
         .set_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f)
-        .set_f32(a + "rope.freq_base", 10000.0f)
+        .set_f32(a + "rope.freq_base", s.rope_base)
         .set_string("tokenizer.ggml.model", "llama");
+    if (s.experts) {
+        w.set_u32(a + "expert_count", static_cast<std::uint32_t>(s.experts))
+            .set_u32(a + "expert_used_count", static_cast<std::uint32_t>(s.used));
+        if (s.arch != "llama") w.set_u32(a + "expert_feed_forward_length", static_cast<std::uint32_t>(s.expert_ff));
+        if (s.shared_ff) w.set_u32(a + "expert_shared_feed_forward_length", static_cast<std::uint32_t>(s.shared_ff));
+        if (s.dense_lead) w.set_u32(a + "leading_dense_block_count", static_cast<std::uint32_t>(s.dense_lead));
+    }
+    if (s.arch == "gemma2")
+        w.set_f32(a + "attn_logit_softcapping", s.attn_softcap).set_f32(a + "final_logit_softcapping", s.final_softcap);
+    if (s.sliding_window) w.set_u32(a + "attention.sliding_window", static_cast<std::uint32_t>(s.sliding_window));
     if (s.context_length) w.set_u32(a + "context_length", static_cast<std::uint32_t>(s.context_length));
     if (s.head_dim * s.heads != s.embd)  // as Qwen3's files say it
         w.set_u32(a + "attention.key_length", static_cast<std::uint32_t>(s.head_dim))
@@ -76,8 +118,8 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
     w.set_strings("tokenizer.ggml.tokens", tokens);
     weights out;
     out.s = s;
-    auto add = [&](const std::string& name, std::uint64_t rows, std::uint64_t cols, format f, float scale,
-                   std::vector<double>& dst) {
+    // Random rows in format f: their bytes as stored, and their values as stored into dst.
+    auto make = [&](std::uint64_t rows, std::uint64_t cols, format f, float scale, std::vector<double>& dst) {
         const auto v = random(rows * cols, rng, scale);
         std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
         const auto kf = f.id == format_id::f32    ? kernels::kernel_format::f32
@@ -115,16 +157,39 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
                 }
             }
         }
+        return bytes;
+    };
+    auto add = [&](const std::string& name, std::uint64_t rows, std::uint64_t cols, format f, float scale,
+                   std::vector<double>& dst) {
+        const auto bytes = make(rows, cols, f, scale, dst);
         if (rows == 1)
             w.add_tensor(name, {cols}, f, bytes.data(), bytes.size());
         else
             w.add_tensor(name, {cols, rows}, f, bytes.data(), bytes.size());
     };
+    // Matrices stored one after the other as one tensor: planes of a 3-D tensor (experts), or the
+    // rows of a fused projection (Phi-3's attn_qkv, its gate and up in one ffn_up).
+    auto add_stacked = [&](const std::string& name, std::uint64_t rows, std::uint64_t cols, format f, float scale,
+                           std::vector<std::vector<double>*> dst, bool planes) {
+        std::vector<std::uint8_t> all;
+        for (auto* d : dst) {
+            const auto bytes = make(rows, cols, f, scale, *d);
+            all.insert(all.end(), bytes.begin(), bytes.end());
+        }
+        const std::uint64_t n = dst.size();
+        if (planes)
+            w.add_tensor(name, {cols, rows, n}, f, all.data(), all.size());
+        else
+            w.add_tensor(name, {cols, rows * n}, f, all.data(), all.size());
+    };
     const format f32{format_id::f32};
     const std::uint64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
     add("token_embd.weight", s.vocab, s.embd, s.weights, 1.0f, out.embd);
     add("output_norm.weight", 1, s.embd, f32, 1.0f, out.out_norm);
-    add("output.weight", s.vocab, s.embd, s.weights, 0.2f, out.out);
+    if (s.gemma())  // the head is the embedding (no output.weight)
+        out.out = out.embd;
+    else
+        add("output.weight", s.vocab, s.embd, s.weights, 0.2f, out.out);
     if (!s.stray_tensor.empty()) {
         const float four[4] = {1, 2, 3, 4};
         w.add_tensor(s.stray_tensor, {4}, f32, four, sizeof four);
@@ -141,23 +206,52 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
         auto& b = out.blk[l];
         const std::string p = "blk." + std::to_string(l) + ".";
         add(p + "attn_norm.weight", 1, s.embd, f32, 1.0f, b.attn_norm);
-        add(p + "attn_q.weight", q, s.embd, s.weights, 0.15f, b.q);
-        add(p + "attn_k.weight", kv, s.embd, s.weights, 0.15f, b.k);
-        add(p + "attn_v.weight", kv, s.embd, s.weights, 0.15f, b.v);
-        if (s.arch == "qwen2") {
+        if (s.fused()) {  // q, k and v are as wide here, so one stack of three holds them
+            if (q != kv) throw std::logic_error("test_model: a fused phi3 model needs heads == kv_heads");
+            add_stacked(p + "attn_qkv.weight", q, s.embd, s.weights, 0.15f, {&b.q, &b.k, &b.v}, false);
+        } else {
+            add(p + "attn_q.weight", q, s.embd, s.weights, 0.15f, b.q);
+            add(p + "attn_k.weight", kv, s.embd, s.weights, 0.15f, b.k);
+            add(p + "attn_v.weight", kv, s.embd, s.weights, 0.15f, b.v);
+        }
+        if (s.qkv_bias()) {
             add(p + "attn_q.bias", 1, q, f32, 0.5f, b.q_bias);
             add(p + "attn_k.bias", 1, kv, f32, 0.5f, b.k_bias);
             add(p + "attn_v.bias", 1, kv, f32, 0.5f, b.v_bias);
         }
-        if (s.arch == "qwen3") {
+        if (s.qk_norm()) {
             add(p + "attn_q_norm.weight", 1, s.head_dim, f32, 1.0f, b.q_norm);
             add(p + "attn_k_norm.weight", 1, s.head_dim, f32, 1.0f, b.k_norm);
         }
         add(p + "attn_output.weight", s.embd, q, s.weights, 0.1f, b.o);
+        if (s.gemma()) add(p + "post_attention_norm.weight", 1, s.embd, f32, 1.0f, b.post_attn_norm);
         add(p + "ffn_norm.weight", 1, s.embd, f32, 1.0f, b.ffn_norm);
-        add(p + "ffn_gate.weight", s.ff, s.embd, s.weights, 0.1f, b.gate);
-        add(p + "ffn_up.weight", s.ff, s.embd, s.weights, 0.1f, b.up);
-        add(p + "ffn_down.weight", s.embd, s.ff, s.weights, 0.1f, b.down);
+        if (s.gemma()) add(p + "post_ffw_norm.weight", 1, s.embd, f32, 1.0f, b.post_ffw_norm);
+        if (s.moe_layer(l)) {
+            add(p + "ffn_gate_inp.weight", s.experts, s.embd, f32, 0.5f, b.router);
+            b.x_gate.resize(s.experts), b.x_up.resize(s.experts), b.x_down.resize(s.experts);
+            auto planes = [&](std::vector<std::vector<double>>& v) {
+                std::vector<std::vector<double>*> d;
+                for (auto& m : v) d.push_back(&m);
+                return d;
+            };
+            add_stacked(p + "ffn_gate_exps.weight", s.expert_ff, s.embd, s.weights, 0.1f, planes(b.x_gate), true);
+            add_stacked(p + "ffn_up_exps.weight", s.expert_ff, s.embd, s.weights, 0.1f, planes(b.x_up), true);
+            add_stacked(p + "ffn_down_exps.weight", s.embd, s.expert_ff, s.weights, 0.1f, planes(b.x_down), true);
+            if (s.shared_ff) {
+                add(p + "ffn_gate_shexp.weight", s.shared_ff, s.embd, s.weights, 0.1f, b.sh_gate);
+                add(p + "ffn_up_shexp.weight", s.shared_ff, s.embd, s.weights, 0.1f, b.sh_up);
+                add(p + "ffn_down_shexp.weight", s.embd, s.shared_ff, s.weights, 0.1f, b.sh_down);
+                if (s.arch == "qwen2moe") add(p + "ffn_gate_inp_shexp.weight", 1, s.embd, f32, 0.5f, b.sh_scale);
+            }
+        } else if (s.fused()) {  // the gate's rows first
+            add_stacked(p + "ffn_up.weight", s.ff, s.embd, s.weights, 0.1f, {&b.gate, &b.up}, false);
+            add(p + "ffn_down.weight", s.embd, s.ff, s.weights, 0.1f, b.down);
+        } else {
+            add(p + "ffn_gate.weight", s.ff, s.embd, s.weights, 0.1f, b.gate);
+            add(p + "ffn_up.weight", s.ff, s.embd, s.weights, 0.1f, b.up);
+            add(p + "ffn_down.weight", s.embd, s.ff, s.weights, 0.1f, b.down);
+        }
     }
     w.write(path);
     return out;
@@ -193,12 +287,12 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
         for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * scale * g[i];
         return y;
     };
-    auto rope = [&](std::vector<double>& v, std::uint64_t heads, std::uint64_t pos) {
+    auto rope = [&](std::vector<double>& v, std::uint64_t heads, std::uint64_t pos, double base) {
         for (std::uint64_t h = 0; h < heads; ++h)
             for (std::uint64_t i = 0; i < HD / 2; ++i) {
                 const double linear = s.rope_scaling == "linear" ? s.rope_scaling_factor : 1.0;
                 const double th = static_cast<double>(pos) / linear *
-                                  std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
+                                  std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(HD)) /
                                   (w.rope_divisors.empty() ? 1.0 : w.rope_divisors[i]);
                 const bool neox = s.neox();  // pairs (i, i + HD/2)
                 double& a = v[h * HD + (neox ? i : 2 * i)];
@@ -211,7 +305,12 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
     std::vector<std::vector<double>> x(T);
     for (std::uint64_t t = 0; t < T; ++t)
         x[t].assign(w.embd.begin() + tokens[t] * E, w.embd.begin() + (tokens[t] + 1) * E);
-    for (const auto& b : w.blk) {
+    if (s.gemma())
+        for (auto& row : x)
+            for (auto& v : row) v *= std::sqrt(static_cast<double>(E));
+    auto cap = [](double v, double c) { return c > 0 ? c * std::tanh(v / c) : v; };
+    for (std::uint64_t l = 0; l < s.layers; ++l) {
+        const auto& b = w.blk[l];
         std::vector<std::vector<double>> qs(T), ks(T), vs(T);
         for (std::uint64_t t = 0; t < T; ++t) {
             const auto n = norm(x[t], b.attn_norm);
@@ -231,38 +330,88 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
             };
             head_norm(qs[t], s.heads, b.q_norm);
             head_norm(ks[t], s.kv_heads, b.k_norm);
-            rope(qs[t], s.heads, t);
-            rope(ks[t], s.kv_heads, t);
+            const double base = s.arch == "gemma3" && s.sliding(l) ? 10000.0 : s.rope_base;
+            rope(qs[t], s.heads, t, base);
+            rope(ks[t], s.kv_heads, t, base);
         }
         for (std::uint64_t t = 0; t < T; ++t) {
             std::vector<double> att(Q, 0.0);
             for (std::uint64_t h = 0; h < s.heads; ++h) {
                 const std::uint64_t g = h / (s.heads / s.kv_heads);
-                std::vector<double> sc(t + 1);
+                // A sliding layer's query sees itself and the window - 1 positions before it.
+                const std::uint64_t W = s.sliding_window;
+                const std::uint64_t first = s.sliding(l) && t + 1 > W ? t + 1 - W : 0;
+                std::vector<double> sc(t + 1, -1e300);
                 double m = -1e300;
-                for (std::uint64_t p = 0; p <= t; ++p) {
+                for (std::uint64_t p = first; p <= t; ++p) {
                     double d = 0;
                     for (std::uint64_t i = 0; i < HD; ++i) d += qs[t][h * HD + i] * ks[p][g * HD + i];
-                    sc[p] = d / std::sqrt(static_cast<double>(HD));
+                    sc[p] = cap(d / std::sqrt(static_cast<double>(HD)), s.attn_softcap);
                     m = std::max(m, sc[p]);
                 }
                 double l = 0;
                 for (auto& v : sc) l += (v = std::exp(v - m));
-                for (std::uint64_t p = 0; p <= t; ++p)
+                for (std::uint64_t p = first; p <= t; ++p)
                     for (std::uint64_t i = 0; i < HD; ++i) att[h * HD + i] += sc[p] / l * vs[p][g * HD + i];
             }
-            const auto o = matvec(b.o, att, E, Q);
+            auto o = matvec(b.o, att, E, Q);
+            if (!b.post_attn_norm.empty()) o = norm(o, b.post_attn_norm);
             for (std::uint64_t i = 0; i < E; ++i) x[t][i] += o[i];
             const auto n = norm(x[t], b.ffn_norm);
-            auto gate = matvec(b.gate, n, s.ff, E);
-            const auto up = matvec(b.up, n, s.ff, E);
-            for (std::uint64_t i = 0; i < s.ff; ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-            const auto d = matvec(b.down, gate, E, s.ff);
+            auto swiglu = [&](const std::vector<double>& g, const std::vector<double>& u,
+                              const std::vector<double>& down, std::uint64_t F, const std::vector<double>& in) {
+                auto gate = matvec(g, in, F, E);
+                const auto up = matvec(u, in, F, E);
+                for (std::uint64_t i = 0; i < F; ++i) {
+                    const double g = gate[i];
+                    const double act = s.gemma()
+                                           ? 0.5 * g * (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g)))
+                                           : g / (1.0 + std::exp(-g));
+                    gate[i] = act * up[i];
+                }
+                return matvec(down, gate, E, F);
+            };
+            std::vector<double> d(E, 0.0);
+            if (s.moe_layer(l)) {
+                // The router's softmax, its `used` largest, their weights renormalized or not.
+                auto p = matvec(b.router, n, s.experts, E);
+                const double m = *std::max_element(p.begin(), p.end());
+                double sum = 0;
+                for (auto& v : p) sum += (v = std::exp(v - m));
+                for (auto& v : p) v /= sum;
+                std::vector<std::uint64_t> order(s.experts);
+                for (std::uint64_t e = 0; e < s.experts; ++e) order[e] = e;
+                std::stable_sort(order.begin(), order.end(), [&](auto i, auto j) { return p[i] > p[j]; });
+                double chosen = 0;
+                for (std::uint64_t j = 0; j < s.used; ++j) chosen += p[order[j]];
+                for (std::uint64_t j = 0; j < s.used; ++j) {
+                    const std::uint64_t e = order[j];
+                    const double weight = s.renorm() ? p[e] / chosen : p[e];
+                    const auto y = swiglu(b.x_gate[e], b.x_up[e], b.x_down[e], s.expert_ff, n);
+                    for (std::uint64_t i = 0; i < E; ++i) d[i] += weight * y[i];
+                }
+                if (s.shared_ff) {
+                    const auto y = swiglu(b.sh_gate, b.sh_up, b.sh_down, s.shared_ff, n);
+                    double g = 1;
+                    if (!b.sh_scale.empty()) {
+                        double z = 0;
+                        for (std::uint64_t i = 0; i < E; ++i) z += b.sh_scale[i] * n[i];
+                        g = 1 / (1 + std::exp(-z));
+                    }
+                    for (std::uint64_t i = 0; i < E; ++i) d[i] += g * y[i];
+                }
+            } else {
+                d = swiglu(b.gate, b.up, b.down, s.ff, n);
+            }
+            if (!b.post_ffw_norm.empty()) d = norm(d, b.post_ffw_norm);
             for (std::uint64_t i = 0; i < E; ++i) x[t][i] += d[i];
         }
     }
     std::vector<std::vector<double>> logits(T);
-    for (std::uint64_t t = 0; t < T; ++t) logits[t] = matvec(w.out, norm(x[t], w.out_norm), s.vocab, E);
+    for (std::uint64_t t = 0; t < T; ++t) {
+        logits[t] = matvec(w.out, norm(x[t], w.out_norm), s.vocab, E);
+        for (auto& v : logits[t]) v = cap(v, s.final_softcap);
+    }
     return logits;
 }
 

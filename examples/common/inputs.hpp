@@ -48,6 +48,22 @@ inline std::uint64_t parse_size(const std::string& text) {
 
 // More context than the model was trained for is memory spent on output nobody wants: say so next
 // to the numbers. Empty when the context is within training or the trained length is unknown.
+// --host-experts N|all: how many layers with experts keep their routed experts in host memory.
+inline std::uint64_t host_expert_layers(const std::string& option, const model_desc& m) {
+    const std::uint64_t moe = moe_layer_count(m);
+    if (moe == 0)
+        throw error("--host-experts: " + std::string(m.name) +
+                    " has no experts (it is not a mixture-of-experts model)");
+    if (option == "all") return moe;
+    if (option.empty() || option.size() > 6 || option.find_first_not_of("0123456789") != std::string::npos)
+        throw error("--host-experts takes a number of MoE layers or 'all', not '" + option + "'");
+    const std::uint64_t n = std::stoull(option);  // at most 6 digits: cannot overflow
+    if (n > moe)
+        throw error("--host-experts " + option + " exceeds the model's " + std::to_string(moe) +
+                    " layers with experts");
+    return n;
+}
+
 inline std::string trained_context_warning(const model_desc& m, std::uint64_t context) {
     if (!m.shape.beyond_trained_context(context)) return {};
     return "warning: context " + with_separators(context) + " exceeds the " + with_separators(m.shape.n_ctx_train) +

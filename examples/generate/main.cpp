@@ -28,13 +28,15 @@ void progress_bar(std::size_t done, std::size_t total) {
 
 int main(int argc, char** argv) {
     CLI::App app{"generate: run a GGUF Llama model inside a vramplan arena"};
-    std::string model_path, prompt = "Once upon a time", kv = "f16", device = "cpu", budget, temp_s;
+    std::string model_path, prompt = "Once upon a time", kv = "f16", device = "cpu", budget, temp_s, host_experts;
     std::uint64_t n_predict = 32, ctx = 0, ubatch = 512, seed = 1;
     float temperature = 0.0f, top_p = 0.95f;
     std::uint32_t top_k = 40;
     unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    app.add_option("-m,--model", model_path,
-                   "GGUF model (llama, qwen2 and qwen3 architectures run; others are refused naming what is missing)")
+    app.add_option(
+           "-m,--model", model_path,
+           "GGUF model (llama and Mixtral-layout llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma2 and gemma3 "
+           "run; sliding-window models within their window; others are refused naming what is missing)")
         ->required();
     app.add_option("-p,--prompt", prompt, "prompt")->capture_default_str();
     app.add_option("-n,--n-predict", n_predict, "tokens to generate")->check(cli::count)->capture_default_str();
@@ -48,6 +50,9 @@ int main(int argc, char** argv) {
                    "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed (default: CUDA: the "
                    "device's free memory less 64 MiB; "
                    "CPU: the available host memory)");
+    app.add_option("--host-experts", host_experts,
+                   "keep the routed experts of the first N MoE layers (or all) in host memory, as the planner's "
+                   "option (default: as few as the device budget needs)");
     app.add_option("--temp", temperature, "sampling temperature (0: greedy)")
         ->check(CLI::Range(0.0f, 10.0f))
         ->capture_default_str();
@@ -96,7 +101,9 @@ int main(int argc, char** argv) {
         } else
             target.capacity = runtime::host_memory_available();
         const limits lim{.context = ctx, .batch = 1, .ubatch = ubatch};
-        const plan p = plan_auto_offload(m, target, lim);
+        plan_options opt;
+        if (!host_experts.empty()) opt.host_expert_layers = cli::host_expert_layers(host_experts, m);
+        const plan p = plan_auto_offload(m, target, lim, opt);
         if (!p.fits())
             throw error("the model does not fit a device budget of " + to_string(bytes{target.capacity}) +
                         " even with every layer streamed (needs " + to_string(bytes{p.needed()}) +
@@ -144,11 +151,14 @@ int main(int argc, char** argv) {
         fmt::print("\n\n");
         fmt::print(
             "plan: {} of {} device budget: weights {}, KV {} ({}), activations {}, staging {}; {} of {} layers "
-            "resident{}\n",
+            "resident{}{}\n",
             to_string(bytes{p.gpu.total()}), to_string(bytes{target.capacity}), to_string(bytes{p.gpu.weights.bytes}),
             to_string(bytes{p.gpu.kv.bytes}), name(p.model.kv), to_string(bytes{p.gpu.activations.bytes}),
             to_string(bytes{p.gpu.staging.bytes}), p.gpu_layers, m.shape.n_layer,
-            p.host.total() ? ", " + to_string(bytes{p.host.total()}) + " streamed from the host tier" : std::string());
+            p.host_expert_layer_count()
+                ? fmt::format(", the experts of {} layers in host memory", p.host_expert_layer_count())
+                : std::string(),
+            p.host.total() ? ", " + to_string(bytes{p.host.total()}) + " in the host tier" : std::string());
         fmt::print("prefill: {} tokens in {:.3f} s ({:.1f} tokens/s)\n", ids.size(), prefill_s,
                    ids.size() / std::max(prefill_s, 1e-9));
         fmt::print("decode: {} tokens in {:.3f} s ({:.1f} tokens/s) on {}\n", out.size(), decode_s,

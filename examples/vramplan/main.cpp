@@ -125,21 +125,7 @@ inputs resolve(const plan_args& a) {
     }
     if (!a.host_ram.empty()) in.opt.host_capacity = cli::parse_size(a.host_ram);
     in.opt.offload = a.offload == "compute" ? offload_mode::compute : offload_mode::stream;
-    if (!a.host_experts.empty()) {
-        const std::uint64_t moe = moe_layer_count(in.model.desc);
-        if (moe == 0)
-            throw error("--host-experts: " + in.model.name + " has no experts (it is not a mixture-of-experts model)");
-        if (a.host_experts == "all") {
-            in.opt.host_expert_layers = moe;
-        } else {
-            if (a.host_experts.size() > 6 || a.host_experts.find_first_not_of("0123456789") != std::string::npos)
-                throw error("--host-experts takes a number of MoE layers or 'all', not '" + a.host_experts + "'");
-            in.opt.host_expert_layers = std::stoull(a.host_experts);
-            if (in.opt.host_expert_layers > moe)
-                throw error("--host-experts " + a.host_experts + " exceeds the model's " + std::to_string(moe) +
-                            " layers with experts");
-        }
-    }
+    if (!a.host_experts.empty()) in.opt.host_expert_layers = cli::host_expert_layers(a.host_experts, in.model.desc);
     if (!a.host_bandwidth.empty()) {
         std::string b = a.host_bandwidth;
         if (b.size() > 2 && b.ends_with("/s")) b.resize(b.size() - 2);

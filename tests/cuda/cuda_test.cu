@@ -272,11 +272,24 @@ TEST_CASE("CUDA RMSNorm and RoPE and SwiGLU and softmax and argmax equal the CPU
 TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") {
     if (!have_gpu()) return;
     // A Llama with Llama 3.1's RoPE divisors (read from the GPU tier by every layer, streamed or not),
-    // and a qwen2 model (q/k/v biases, NeoX-style RoPE pairs).
-    test_model::spec llama31, qwen2;
+    // a qwen2 model (q/k/v biases, NeoX-style RoPE pairs), Qwen2-MoE (routing, experts, the gated
+    // shared expert; its experts also read from the host tier), Phi-3 (fused projections split) and
+    // Gemma 2 (embedding scale, soft-capping, GELU, post-norms, a 3-token sliding window).
+    test_model::spec llama31, qwen2, moe, phi3, gemma2;
     llama31.rope_freqs = true;
     qwen2.arch = "qwen2";
-    for (test_model::spec s : {llama31, qwen2}) {
+    moe.arch = "qwen2moe";
+    moe.experts = 4;
+    moe.used = 2;
+    moe.expert_ff = 64;
+    moe.shared_ff = 96;
+    phi3.arch = "phi3";
+    phi3.kv_heads = phi3.heads;
+    gemma2.arch = "gemma2";
+    gemma2.sliding_window = 3;
+    gemma2.attn_softcap = 1.5f;
+    gemma2.final_softcap = 4.0f;
+    for (test_model::spec s : {llama31, qwen2, moe, phi3, gemma2}) {
         CAPTURE(s.arch);
         s.weights = format{format_id::q8_0};
         s.layers = 4;
@@ -297,9 +310,13 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
         runtime::forward_pass<runtime::cpu_backend> cl(ca);
         const float* cl_logits = cl.forward(tokens, pos, true);
         const std::vector<float> ref(cl_logits, cl_logits + tokens.size() * s.vocab);
-        for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
+        for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}, all_gpu_layers - 1}) {
             plan_options o;
-            o.gpu_layers = gpu_layers;
+            o.gpu_layers = gpu_layers == all_gpu_layers - 1 ? all_gpu_layers : gpu_layers;
+            if (gpu_layers == all_gpu_layers - 1) {  // every layer resident, its experts in the host tier
+                if (s.experts == 0) continue;
+                o.host_expert_layers = s.layers;
+            }
             const plan gp = plan_inference(m, target_desc{"cuda", 1ull << 30, 0}, lim, o);
             runtime::cuda_backend gb;
             runtime::arena<runtime::cuda_backend> ga(gp, gb);

@@ -32,6 +32,15 @@ struct gguf_architecture {
     // attention.sliding_window says otherwise (0: none, as MobileLLM's llama4 files say).
     std::uint64_t chunk = 0;
     bool shared_expert = false;  // every expert layer has a shared expert as wide as the routed ones
+    // Gemma: the embedding scaled by sqrt(n_embd); soft-capping read from attn_logit_softcapping and
+    // final_logit_softcapping (these defaults when absent; 0: none); sliding layers' RoPE base;
+    // and a file of this many layers (the 27B model) scales queries by 1 / sqrt(n_embd / n_head),
+    // as llama.cpp fixes it by model size (others by 1 / sqrt(head_dim)).
+    bool embed_scale = false;
+    float attn_softcap = 0.0f, final_softcap = 0.0f;
+    float rope_base_local = 0.0f;
+    std::uint64_t embd_per_head_query_scale_layers = 0;
+    bool llama4_block = false;  // Llama 4's routing and RoPE-less layers (decoder_shape::llama4_block)
 };
 
 // Gemma 2 alternates local and global layers (layer 0 local), Gemma 3 has five local layers to
@@ -49,14 +58,21 @@ inline constexpr std::array<gguf_architecture, 9> gguf_architectures{{
      .gelu = true,
      .slides = true,
      .window_period = 2,
-     .default_window = 4096},
+     .default_window = 4096,
+     .embed_scale = true,
+     .attn_softcap = 50.0f,
+     .final_softcap = 30.0f,
+     .embd_per_head_query_scale_layers = 46},
     {.name = "gemma3",
      .neox = true,
      .qk_norm = true,
      .post_norms = true,
      .gelu = true,
      .slides = true,
-     .window_period = 6},
+     .window_period = 6,
+     .embed_scale = true,
+     .rope_base_local = 10000.0f,
+     .embd_per_head_query_scale_layers = 62},
     // Phi-3: NeoX pairs, fused projections; every layer slides when the file gives a window (current
     // converters write config.json's sliding_window; older files have none and plan full layers).
     {.name = "phi3", .neox = true, .slides = true, .window_optional = true, .fused = true},
@@ -69,7 +85,8 @@ inline constexpr std::array<gguf_architecture, 9> gguf_architectures{{
      .norm_topk_prob = false,
      .window_period = 4,
      .chunk = 8192,
-     .shared_expert = true},
+     .shared_expert = true,
+     .llama4_block = true},
 }};
 
 inline std::string known_architectures() {

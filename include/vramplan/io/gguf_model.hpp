@@ -57,6 +57,13 @@ inline std::uint64_t uniform_per_layer(const gguf_file& g, const std::string& ke
                    "and width");
     return v.empty() ? fallback : v.front();
 }
+// A soft-capping value: the key's, which must be positive, or the architecture's default.
+inline float positive_or(const gguf_file& g, const std::string& key, float fallback) {
+    const double v = g.get_float(key, fallback);
+    if (!(v > 0.0) || v > 1e30)
+        g.fail("metadata key '" + key + "' is " + std::to_string(v) + "; a soft-capping value is a positive number");
+    return static_cast<float>(v);
+}
 }  // namespace detail
 
 inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture& a) {
@@ -106,6 +113,15 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     s.post_norms = a.post_norms;
     s.gelu = a.gelu;
     s.norm_topk_prob = a.norm_topk_prob;
+    s.llama4_block = a.llama4_block;
+    s.embed_scale = a.embed_scale;
+    s.rope_base_local = a.rope_base_local;
+    if (a.embd_per_head_query_scale_layers != 0 && s.n_layer == a.embd_per_head_query_scale_layers)
+        s.query_pre_attn_scalar = static_cast<float>(s.n_embd / s.n_head);
+    if (a.attn_softcap != 0.0f || a.final_softcap != 0.0f) {
+        s.attn_softcap = detail::positive_or(g, p + "attn_logit_softcapping", a.attn_softcap);
+        s.final_softcap = detail::positive_or(g, p + "final_logit_softcapping", a.final_softcap);
+    }
 
     // Experts: the count and the number used per token, and the experts' own width where the
     // architecture gives it a key (Mixtral's experts are feed_forward_length wide).

@@ -67,6 +67,10 @@ namespace detail {
 struct config_family {
     std::string_view type;
     bool qkv_bias = false, neox = false, qk_norm = false, post_norms = false, gelu = false, tied = false;
+    // Gemma: the embedding scaled by sqrt(hidden_size), and query_pre_attn_scalar, the logit
+    // soft-capping values and (Gemma 3) rope_local_base_freq read when given.
+    bool gemma = false;
+    float rope_local_default = 0.0f;  // rope_local_base_freq when absent (Gemma 3: 10000)
     enum class experts : std::uint8_t { none, mixtral, qwen, llama4 } moe = experts::none;
     bool shared_gate = false;         // Qwen2-MoE's sigmoid gate on the shared expert
     bool norm_topk_default = true;    // when norm_topk_prob is absent
@@ -89,13 +93,15 @@ inline constexpr std::array<config_family, 11> config_families{{
      .norm_topk_default = false},
     {.type = "qwen3", .neox = true, .qk_norm = true},
     {.type = "qwen3_moe", .neox = true, .qk_norm = true, .moe = config_family::experts::qwen},
-    {.type = "gemma2", .neox = true, .post_norms = true, .gelu = true, .tied = true, .window_period = 2},
+    {.type = "gemma2", .neox = true, .post_norms = true, .gelu = true, .tied = true, .gemma = true, .window_period = 2},
     {.type = "gemma3_text",
      .neox = true,
      .qk_norm = true,
      .post_norms = true,
      .gelu = true,
      .tied = true,
+     .gemma = true,
+     .rope_local_default = 10000.0f,
      .window_period = 6},
     {.type = "phi3", .neox = true, .window_key = true, .fused = true},
     {.type = "llama4_text", .moe = config_family::experts::llama4, .norm_topk_default = false, .chunks = true},
@@ -148,6 +154,19 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
     s.gelu = f.gelu;
     s.fused_qkv = s.fused_gate_up = f.fused;
     s.rope_base = c.number_or("rope_theta", 10000.0f);
+    if (f.gemma) {
+        s.embed_scale = true;
+        auto positive_or_zero = [&](const char* key) {
+            const float v = c.number_or(key, 0.0f);
+            if (c.has(key) && !(v > 0.0f)) c.fail(key, "must be a positive number (or null: none)");
+            return v;
+        };
+        s.query_pre_attn_scalar = positive_or_zero("query_pre_attn_scalar");
+        s.attn_softcap = positive_or_zero("attn_logit_softcapping");
+        s.final_softcap = positive_or_zero("final_logit_softcapping");
+        s.rope_base_local =
+            c.has("rope_local_base_freq") ? positive_or_zero("rope_local_base_freq") : f.rope_local_default;
+    }
     s.norm_eps = c.number_or("rms_norm_eps", 1e-5f);
     s.n_ctx_train = c.count_or("max_position_embeddings", 0);
     using experts = config_family::experts;
@@ -178,6 +197,7 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
         }
     }
     if (f.moe == experts::llama4) {
+        s.llama4_block = true;
         // intermediate_size is the experts' width (routed and shared), intermediate_size_mlp the
         // dense layers'; layer l has experts when l % interleave_moe_layer_step == step - 1.
         s.n_expert = c.count_or("num_local_experts", 0);

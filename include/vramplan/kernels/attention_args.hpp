@@ -20,11 +20,13 @@ struct attention_args {
     std::uint64_t n_head = 0;
     std::uint64_t n_head_kv = 0;
     std::uint64_t head_dim = 0;
-    std::uint64_t context = 0;                    // cache rows per sequence
+    std::uint64_t context = 0;                    // cache rows per sequence (a sliding layer's ring)
+    std::uint64_t window = 0;                     // a query at p sees keys p - window + 1 .. p (0: 0 .. p)
     float scale = 1.0f;                           // usually 1 / sqrt(head_dim)
+    float softcap = 0.0f;                         // scores capped to softcap tanh(s / softcap) (0: not)
     const void* q = nullptr;                      // [tokens][n_head][head_dim] in q_format
     kernel_format q_format = kernel_format::f32;  // f32, or f16 (activations kept in half precision)
-    const std::int32_t* pos = nullptr;            // position of each query row (it sees keys 0..pos)
+    const std::int32_t* pos = nullptr;            // position of each query row (it sees keys up to pos)
     const std::int32_t* seq = nullptr;            // sequence of each query row (nullptr: all 0)
     const void* k = nullptr;
     const void* v = nullptr;
@@ -46,6 +48,11 @@ struct attention_args {
     VRAMPLAN_HOST_DEVICE attention_state_layout states() const { return {n_head, head_dim, splits()}; }
     // The cache row of query row t's sequence at position 0.
     VRAMPLAN_HOST_DEVICE std::uint64_t first_row(std::uint64_t t) const { return kv_cache_row(seq, t, context, 0); }
+    // The first position query row t sees: 0, or the start of its window.
+    VRAMPLAN_HOST_DEVICE std::uint64_t first_key(std::uint64_t t) const {
+        const std::uint64_t p = static_cast<std::uint64_t>(pos[t]);
+        return window != 0 && p + 1 > window ? p + 1 - window : 0;
+    }
 };
 
 // Both the CPU and the CUDA kernels read queries in f32 or f16 and nothing else.

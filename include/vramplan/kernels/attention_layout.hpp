@@ -25,10 +25,13 @@ struct attention_state_layout {
     }
 };
 
-// KV cache rows: one per (sequence, position), each the n_head_kv x head_dim values of a token.
+// KV cache rows: `context` per sequence, each the n_head_kv x head_dim values of a token. Position
+// p lives in row p mod context: a layer that attends to the whole context has a row per position
+// (p < context), and a sliding-window layer's ring (context = window + micro-batch - 1 rows,
+// model/footprint.hpp) overwrites a position once no query of a later micro-batch can see it.
 VRAMPLAN_HOST_DEVICE constexpr std::uint64_t kv_cache_row(const std::int32_t* seq, std::uint64_t t,
                                                           std::uint64_t context, std::uint64_t pos) {
-    return (seq ? static_cast<std::uint64_t>(seq[t]) : 0) * context + pos;
+    return (seq ? static_cast<std::uint64_t>(seq[t]) : 0) * context + pos % context;
 }
 
 }  // namespace vramplan::kernels

@@ -3,7 +3,8 @@
 // variants of today's architectures are differences in this data, not flags in the executors:
 // Qwen2's q/k/v biases are three add_bias ops, NeoX-style RoPE pairs, Llama 3.1's frequency
 // divisors (rope_freqs.weight) and linear RoPE scaling are parameters of the rope ops, and a tied
-// output head reads token_embd. Qwen3's q/k norms are per-head rms_norm ops, Gemma's post-norms
+// output head reads token_embd; Gemma's embedding scale, softmax scale and soft-capping are op
+// parameters and its capped logits one more op. Qwen3's q/k norms are per-head rms_norm ops, Gemma's post-norms
 // rms_norm ops on the sublayer outputs and its GELU gate a geglu op; a mixture of experts is a
 // router matmul, a route op choosing each token's experts, expert_matmul ops over the routed rows
 // and an expert_sum weighting them back into one row per token, with the shared expert a dense
@@ -107,6 +108,7 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
                   .head_dim = s.head_dim,
                   .rope_base = s.rope_base,
                   .freq_scale = linear_scaling ? 1.0f / s.scaling_factor : 1.0f,
+                  .rope_base_local = s.rope_base_local,
                   .neox = s.rope_neox});
     };
 
@@ -115,7 +117,8 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
               .in = {tokens, no_buffer, no_buffer},
               .out = x,
               .weight = global_weight(global_tensor::token_embd),
-              .n = E});
+              .n = E,
+              .scale = s.embed_scale ? static_cast<float>(detail::sqrt_newton(static_cast<double>(E))) : 0.0f});
 
     g.begin_block();
     // One variant per feed-forward kind the layers have (dense first): attention, then that
@@ -153,7 +156,10 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
                   .heads = s.n_head,
                   .kv_heads = s.n_head_kv,
                   .head_dim = s.head_dim,
-                  .scale = 1.0f / static_cast<float>(detail::sqrt_newton(static_cast<double>(s.head_dim)))});
+                  .scale = 1.0f / static_cast<float>(detail::sqrt_newton(
+                                      s.query_pre_attn_scalar > 0.0f ? static_cast<double>(s.query_pre_attn_scalar)
+                                                                     : static_cast<double>(s.head_dim))),
+                  .softcap = s.attn_softcap});
         linear(layer_weight(tensor_role::attn_output), attn_out, attn_proj, E, Q);
         if (s.post_norms) norm(layer_weight(tensor_role::post_attention_norm), attn_proj, attn_proj);
         in_place(add, x, attn_proj, E);
@@ -207,6 +213,13 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     norm(global_weight(global_tensor::output_norm), x, out_in, true);
     linear(global_weight(s.tied_output ? global_tensor::token_embd : global_tensor::output), out_in, logits_buf,
            s.n_vocab, E, true);
+    if (s.final_softcap > 0.0f)
+        g.add_op({.kind = softcap,
+                  .out = logits_buf,
+                  .in_place = true,
+                  .output_rows = true,
+                  .n = s.n_vocab,
+                  .softcap = s.final_softcap});
     g.add_op({.kind = logits, .in = {logits_buf, no_buffer, no_buffer}, .output_rows = true, .n = s.n_vocab});
     validate(g);
     return g;

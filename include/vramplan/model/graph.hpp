@@ -66,15 +66,17 @@ constexpr weight_ref global_weight(global_tensor g) { return {weight_scope::glob
 // Every op works on the rows of the pass (T tokens) unless `output_rows` says the output rows.
 enum class op_kind : std::uint8_t {
     inputs,         // out <- the pass's token ids, aux <- their positions (host to device)
-    embed,          // out[t] = row in[0][t] of the weight (a token embedding table), widened to f32
+    embed,          // out[t] = row in[0][t] of the weight (a token embedding table), widened to f32, times
+                    // scale when scale is not 0 (Gemma: sqrt(n_embd))
     rms_norm,       // out = in[0] / rms(in[0]) * weight, n values per row, eps; with heads > 0 each row is
                     // heads rows of n (a norm per head, as Qwen3's q/k norms), and out may be in[0]
     matmul,         // out = in[0] x weight^T: n values per row out of k
     add_bias,       // out += weight (an f32 row of n values), in place
-    rope,           // rotates out in place (heads x head_dim per row) at positions in[0]
+    rope,           // rotates out in place (heads x head_dim per row) at positions in[0]; a sliding layer
+                    // rotates with rope_base_local and no scaling when that is not 0 (Gemma 3)
     kv_append,      // writes rows in[0] (K) and in[1] (V) into the layer's cache at positions in[2]
-    attention,      // out = softmax(q K^T * scale) V over the layer's cache; q = in[0], positions in[1],
-                    // aux = partial softmax states
+    attention,      // out = softmax(cap(q K^T * scale)) V over the layer's cache; q = in[0], positions in[1],
+                    // aux = partial softmax states; cap(s) = softcap tanh(s / softcap), or s when softcap is 0
     add,            // out += in[0], n values per row, in place
     swiglu,         // out = silu(out) * in[0], n values per row, in place
     logits,         // hands in[0] (n values per output row) to the caller: the pass's result
@@ -86,12 +88,13 @@ enum class op_kind : std::uint8_t {
     expert_sum,     // out[t] = sum over j of in[1][t, j] x row (t, j) of in[0]: n values per row
     gate_scale,     // out[t] *= sigmoid(in[0][t]) (one value per row), n values per row, in place
     split,          // out[t] = values [k, k + n) of in[0][t] (a part of a fused projection: Phi-3's q/k/v)
+    softcap,        // out = softcap tanh(out / softcap), n values per row, in place (Gemma 2's final logits)
     count
 };
 inline constexpr std::size_t n_op_kinds = static_cast<std::size_t>(op_kind::count);
 inline constexpr std::array<std::string_view, n_op_kinds> op_names{
     "inputs", "embed",  "rms_norm", "matmul", "add_bias",      "rope",       "kv_append",  "attention", "add",
-    "swiglu", "logits", "geglu",    "route",  "expert_matmul", "expert_sum", "gate_scale", "split"};
+    "swiglu", "logits", "geglu",    "route",  "expert_matmul", "expert_sum", "gate_scale", "split",     "softcap"};
 static_assert(!op_names.back().empty(), "one name per op_kind");
 constexpr std::string_view op_name(op_kind k) { return op_names[static_cast<std::size_t>(k)]; }
 
@@ -107,9 +110,11 @@ struct graph_op {
     std::uint64_t n = 0, k = 0;
     std::uint64_t heads = 0, kv_heads = 0, head_dim = 0;
     float eps = 0.0f;                // rms_norm
-    float scale = 0.0f;              // attention: softmax scale
+    float scale = 0.0f;              // attention: softmax scale; embed: the rows' factor (0: none)
+    float softcap = 0.0f;            // attention, softcap: the cap c of c tanh(x / c) (0: none)
     float rope_base = 0.0f;          // rope: frequency base
     float freq_scale = 1.0f;         // rope: linear position scaling (1 / factor)
+    float rope_base_local = 0.0f;    // rope: a sliding layer's base, unscaled (0: rope_base and freq_scale)
     bool neox = false;               // rope: pairs (i, i + head_dim/2) instead of (2i, 2i+1)
     bool renorm = false;             // route: the chosen experts' weights sum to 1
     std::uint64_t experts_used = 0;  // route, expert_matmul, expert_sum: experts per token

@@ -79,6 +79,10 @@ struct decoder_shape {
     std::uint64_t n_ff_shared = 0;
     bool shared_expert_gate = false;
     bool norm_topk_prob = true;
+    // Llama 4's block: each chosen expert is weighed by the sigmoid of its router logit, applied to
+    // the expert's input rather than its output, and the global layers use no RoPE. It costs no
+    // memory; the forward graph does not express it yet, so the forward pass refuses such a model.
+    bool llama4_block = false;
     // Dense layers among the expert layers: the first n_dense_lead layers (DeepSeek's
     // first_k_dense_replace, a prefix of Qwen-MoE's mlp_only_layers), and with moe_every = P > 1
     // only every P-th layer (layer % P == P - 1: Qwen-MoE's decoder_sparse_step, Llama 4's
@@ -100,6 +104,16 @@ struct decoder_shape {
     bool qk_norm = false;     // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
     bool post_norms = false;  // RMSNorm of each sublayer's output before its residual add (Gemma 2/3)
     bool gelu = false;        // the feed-forward gate is GELU (tanh form), not SiLU (Gemma)
+    // Gemma's numbers that cost no memory: the token embedding scaled by sqrt(n_embd) before the
+    // first block; attention scores and the final logits soft-capped to c tanh(x / c) (Gemma 2:
+    // 50 and 30; 0: not capped); the softmax scale 1 / sqrt(query_pre_attn_scalar) instead of
+    // 1 / sqrt(head_dim) (0: head_dim); and, in Gemma 3, sliding layers rotating with their own
+    // RoPE base and no scaling (rope_base_local; 0: as the global layers).
+    bool embed_scale = false;
+    float attn_softcap = 0.0f;
+    float final_softcap = 0.0f;
+    float query_pre_attn_scalar = 0.0f;
+    float rope_base_local = 0.0f;
     // Phi-3 stores q, k and v as one matrix (attn_qkv) and the gate and up projections as one
     // (ffn_up of 2 n_ff rows, the gate first); the bytes are those of the separate matrices.
     bool fused_qkv = false;

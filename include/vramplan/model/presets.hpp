@@ -166,7 +166,11 @@ inline constexpr preset_entry gemma2_9b_entry{"Gemma-2-9B",
                                                .sliding_window = 4096,
                                                .window_period = 2,
                                                .post_norms = true,
-                                               .gelu = true},
+                                               .gelu = true,
+                                               .embed_scale = true,
+                                               .attn_softcap = 50.0f,
+                                               .final_softcap = 30.0f,
+                                               .query_pre_attn_scalar = 256.0f},
                                               9241705984};
 // Gemma 3 4B's language model (text_config): five local layers (1024 positions) to each global one.
 inline constexpr preset_entry gemma3_4b_entry{"Gemma-3-4B",
@@ -187,7 +191,10 @@ inline constexpr preset_entry gemma3_4b_entry{"Gemma-3-4B",
                                                .window_period = 6,
                                                .qk_norm = true,
                                                .post_norms = true,
-                                               .gelu = true},
+                                               .gelu = true,
+                                               .embed_scale = true,
+                                               .query_pre_attn_scalar = 256.0f,
+                                               .rope_base_local = 10000.0f},
                                               3880263168};
 
 // Llama 3.2 and 3.3: Llama 3.1's RoPE scaling (rope_freqs); the small ones tie their embeddings.
@@ -277,7 +284,10 @@ inline constexpr preset_entry gemma3_12b_entry{"Gemma-3-12B",
                                                 .window_period = 6,
                                                 .qk_norm = true,
                                                 .post_norms = true,
-                                                .gelu = true},
+                                                .gelu = true,
+                                                .embed_scale = true,
+                                                .query_pre_attn_scalar = 256.0f,
+                                                .rope_base_local = 10000.0f},
                                                11766034176};
 inline constexpr preset_entry gemma3_27b_entry{"Gemma-3-27B",
                                                "gemma3-27b gemma-3-27b",
@@ -297,7 +307,10 @@ inline constexpr preset_entry gemma3_27b_entry{"Gemma-3-27B",
                                                 .window_period = 6,
                                                 .qk_norm = true,
                                                 .post_norms = true,
-                                                .gelu = true},
+                                                .gelu = true,
+                                                .embed_scale = true,
+                                                .query_pre_attn_scalar = 168.0f,
+                                                .rope_base_local = 10000.0f},
                                                27009346304};
 
 // Llama-4-Scout-17B-16E, the text model (config.json text_config): 16 experts of 8192, one per
@@ -322,6 +335,7 @@ inline constexpr preset_entry llama4_scout_entry{"Llama-4-Scout-17B-16E",
                                                   .n_ff_expert = 8192,
                                                   .n_ff_shared = 8192,
                                                   .norm_topk_prob = false,
+                                                  .llama4_block = true,
                                                   .window_period = 4,
                                                   .attention_chunk = 8192},
                                                  107769861120};
@@ -370,6 +384,12 @@ struct decoder_preset : type_level::preset_transformer<E, W, Kv, Output, Embed, 
         m.shape.rope_neox = E.shape.rope_neox;
         m.shape.norm_topk_prob = E.shape.norm_topk_prob;
         m.shape.gelu = E.shape.gelu;
+        m.shape.llama4_block = E.shape.llama4_block;
+        m.shape.embed_scale = E.shape.embed_scale;
+        m.shape.attn_softcap = E.shape.attn_softcap;
+        m.shape.final_softcap = E.shape.final_softcap;
+        m.shape.query_pre_attn_scalar = E.shape.query_pre_attn_scalar;
+        m.shape.rope_base_local = E.shape.rope_base_local;
         // A model whose every layer has experts has no dense layer for n_ff to size; it is kept as
         // published (config.json's intermediate_size).
         static_assert(E.shape.n_dense_lead == 0 && E.shape.moe_every <= 1,

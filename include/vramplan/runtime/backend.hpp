@@ -19,15 +19,16 @@
 //   download(dst, src, bytes)   GPU tier -> host memory, complete on return
 //
 // Kernels are chosen once, when a forward pass is built, so a model the backend cannot run fails at
-// start-up with the supported choices named: find_matmul(weight format), find_embed(table
-// format), find_kv_append(cache format), find_attention(cache format, head_dim) each return a
-// handle or throw. Rows are row-major f32 unless named otherwise; `rows` is the rows of the pass
-// the op runs on (the micro-batch's tokens, or the output rows); every pointer is into the arena.
-// Ops are issued in graph order and each sees the results of the ones before it.
+// start-up with the supported choices named: find_matmul(weight format), find_expert_matmul(the
+// stacked experts' format), find_embed(table format), find_kv_append(cache format),
+// find_attention(cache format, head_dim) each return a handle or throw. Rows are row-major f32 unless named otherwise;
+// `rows` is the rows of the pass the op runs on (the micro-batch's tokens, or the output rows); every pointer is into
+// the arena. Ops are issued in graph order and each sees the results of the ones before it.
 //   inputs(tokens, positions, host_tokens, host_positions)
 //                               the pass's token ids and positions (int32) from the caller's memory
-//   embed(k, table, tokens, out, rows, n)
-//                               out[t] = row tokens[t] of the table (n values, any embed format) as f32
+//   embed(k, table, tokens, out, rows, n, scale)
+//                               out[t] = row tokens[t] of the table (n values, any embed format) as f32,
+//                               times scale unless scale is 0
 //   rms_norm(x, w, y, rows, n, eps)
 //                               y = x / sqrt(mean(x^2) + eps) * w, row by row (w: n f32)
 //   matmul(k, w, x, y, n, k_in, rows)
@@ -37,10 +38,26 @@
 //                               rotates each head of row t by position positions[t]
 //   kv_append(k, keys, values, positions, rows, width, cache_rows, k_cache, v_cache)
 //                               stores row t of keys and values (width f32 each) as cache row
-//                               positions[t], converted to the cache format
+//                               positions[t] mod cache_rows (a sliding layer's ring), converted to
+//                               the cache format
 //   attention(k, args)          fused attention as kernels/attention_args.hpp describes it
 //   add(x, y, count)            x += y
 //   swiglu(gate, up, count)     gate = silu(gate) * up
+//   geglu(gate, up, count)      gate = gelu(gate) * up, GELU's tanh form (kernels/ffn_math.hpp)
+//   split(out, in, rows, in_cols, first, n)
+//                               out[t] = values [first, first + n) of in[t] (rows of in_cols values)
+//   gate_scale(x, s, rows, n)   x[t] *= sigmoid(s[t]): rows of n values, one gate value per row
+//   route(logits, ids, weights, rows, n, k, renorm)
+//                               each row's k experts out of n (int32 ids, f32 weights, k per row), as
+//                               kernels/ffn_math.hpp's route_row chooses and weighs them
+//   expert_matmul(k, w, n_expert, x, x_per_route, ids, y, n, k_in, rows, used)
+//                               routed row r = (t, j) of y (used rows per token) = plane ids[r] of the
+//                               stacked weight w (n_expert planes of n rows of k_in values in
+//                               find_expert_matmul's format) times x[t], or x[r] when x_per_route;
+//                               w may be in the host tier (experts the plan keeps there)
+//   softcap(x, count, cap)      x = cap tanh(x / cap)
+//   expert_sum(y, routed, weights, rows, n, k)
+//                               y[t] = sum over j, in order, of weights[t][j] x routed[(t, j)]
 //   logits(src, count)          makes count f32 values the host can read; returns where they are.
 //                               reserve_logits(count) is called once, at start-up, with the most it
 //                               will be asked for, so a backend that copies them back allocates then.
@@ -82,8 +99,10 @@ concept compute_backend = memory_backend<B> &&
     { cb.find_embed(f) } -> std::same_as<typename B::embed_kernel>;
     { cb.find_kv_append(f) } -> std::same_as<typename B::kv_append_kernel>;
     { cb.find_attention(f, n) } -> std::same_as<typename B::attention_kernel>;
+    { cb.find_expert_matmul(f) } -> std::same_as<typename B::expert_matmul_kernel>;
     b.inputs(ids, ids, host_ids, host_ids);
-    b.embed(typename B::embed_kernel{}, w, cids, y, n, n);
+    b.embed(typename B::embed_kernel{}, w, cids, y, n, n, 1.0f);
+    b.softcap(y, n, 1.0f);
     b.rms_norm(x, x, y, n, n, 1.0f);
     b.matmul(typename B::matmul_kernel{}, w, x, y, n, n, n);
     b.add_bias(y, x, n, n);
@@ -92,6 +111,12 @@ concept compute_backend = memory_backend<B> &&
     b.attention(typename B::attention_kernel{}, args);
     b.add(y, x, n);
     b.swiglu(y, x, n);
+    b.geglu(y, x, n);
+    b.split(y, x, n, n, n, n);
+    b.gate_scale(y, x, n, n);
+    b.route(x, ids, y, n, n, n, true);
+    b.expert_matmul(typename B::expert_matmul_kernel{}, w, n, x, true, cids, y, n, n, n, n);
+    b.expert_sum(y, x, x, n, n, n);
     b.reserve_logits(n);
     { b.logits(x, n) } -> std::same_as<const float*>;
 };

@@ -13,6 +13,7 @@
 #include "vramplan/kernels/cpu/convert.hpp"
 #include "vramplan/kernels/cpu/dispatch.hpp"
 #include "vramplan/kernels/cpu/elementwise.hpp"
+#include "vramplan/kernels/cpu/experts.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 #include "vramplan/plan/plan.hpp"
 #include "vramplan/runtime/memory_info.hpp"
@@ -66,7 +67,10 @@ public:
     using kv_append_kernel = kernels::cpu::kv_append_fn;
     using attention_kernel = kernels::cpu::attention_fn;
 
+    using expert_matmul_kernel = matmul_kernel;
+
     matmul_kernel find_matmul(kernels::kernel_format f) const { return {f, kernels::cpu::find_matmul(f)}; }
+    expert_matmul_kernel find_expert_matmul(kernels::kernel_format f) const { return find_matmul(f); }
     embed_kernel find_embed(kernels::kernel_format f) const { return f; }
     kv_append_kernel find_kv_append(kernels::kernel_format f) const { return kernels::cpu::find_kv_append(f); }
     attention_kernel find_attention(kernels::kernel_format f, std::uint64_t head_dim) const {
@@ -79,11 +83,13 @@ public:
         std::memcpy(positions, host_positions.data(), host_positions.size_bytes());
     }
     void embed(embed_kernel f, const std::byte* table, const std::int32_t* tokens, float* out, std::uint64_t rows,
-               std::uint64_t n) {
+               std::uint64_t n, float scale) {
         const std::uint64_t row_bytes = kernels::kernel_row_bytes(f, n);
         for (std::uint64_t t = 0; t < rows; ++t)
             kernels::cpu::dequantize_row(f, table + static_cast<std::uint64_t>(tokens[t]) * row_bytes, out + t * n, n);
+        if (scale != 0.0f) kernels::cpu::scale(out, rows * n, scale);
     }
+    void softcap(float* x, std::uint64_t n, float cap) { kernels::cpu::softcap(x, n, cap); }
     void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps) {
         kernels::cpu::rms_norm(x, w, y, rows, n, eps);
     }
@@ -105,6 +111,27 @@ public:
     void attention(attention_kernel k, const kernels::attention_args& a) { k(a, pool_); }
     void add(float* x, const float* y, std::uint64_t n) { kernels::cpu::add(x, y, n); }
     void swiglu(float* gate, const float* up, std::uint64_t n) { kernels::cpu::swiglu(gate, up, n); }
+    void geglu(float* gate, const float* up, std::uint64_t n) { kernels::cpu::geglu(gate, up, n); }
+    void split(float* out, const float* in, std::uint64_t rows, std::uint64_t in_cols, std::uint64_t first,
+               std::uint64_t n) {
+        for (std::uint64_t t = 0; t < rows; ++t) std::memcpy(out + t * n, in + t * in_cols + first, n * sizeof(float));
+    }
+    void gate_scale(float* x, const float* s, std::uint64_t rows, std::uint64_t n) {
+        kernels::cpu::gate_scale(x, s, rows, n);
+    }
+    void route(const float* logits, std::int32_t* ids, float* weights, std::uint64_t rows, std::uint64_t n,
+               std::uint64_t k, bool renorm) {
+        kernels::cpu::route(logits, ids, weights, rows, n, k, renorm);
+    }
+    void expert_matmul(const expert_matmul_kernel& k, const std::byte* w, std::uint64_t n_expert, const float* x,
+                       bool x_per_route, const std::int32_t* ids, float* y, std::uint64_t n, std::uint64_t k_in,
+                       std::uint64_t rows, std::uint64_t used) {
+        kernels::cpu::expert_matmul(k.fn, k.fmt, w, n_expert, x, x_per_route, ids, y, n, k_in, rows, used, pool_);
+    }
+    void expert_sum(float* y, const float* routed, const float* weights, std::uint64_t rows, std::uint64_t n,
+                    std::uint64_t k) {
+        kernels::cpu::expert_sum(y, routed, weights, rows, n, k);
+    }
     void reserve_logits(std::uint64_t) {}
     const float* logits(const float* src, std::uint64_t) { return src; }  // already host memory
 

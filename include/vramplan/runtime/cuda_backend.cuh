@@ -102,11 +102,13 @@ public:
 
     // The ops of the forward graph (runtime/backend.hpp documents each).
     using matmul_kernel = gpu::matmul_fn;
+    using expert_matmul_kernel = gpu::expert_matmul_fn;
     using embed_kernel = gpu::embed_fn;
     using kv_append_kernel = gpu::kv_append_fn;
     using attention_kernel = gpu::attention_fn;
 
     matmul_kernel find_matmul(kernels::kernel_format f) const { return gpu::find_matmul<float>(f); }
+    expert_matmul_kernel find_expert_matmul(kernels::kernel_format f) const { return gpu::find_expert_matmul(f); }
     embed_kernel find_embed(kernels::kernel_format f) const { return gpu::find_embed(f); }
     kv_append_kernel find_kv_append(kernels::kernel_format f) const { return gpu::find_kv_append(f); }
     attention_kernel find_attention(kernels::kernel_format f, std::uint64_t head_dim) const {
@@ -123,9 +125,10 @@ public:
                    "cudaMemcpyAsync(positions)");
     }
     void embed(embed_kernel k, const std::byte* table, const std::int32_t* tokens, float* out, std::uint64_t rows,
-               std::uint64_t n) {
-        k(table, tokens, out, rows, n, compute_);
+               std::uint64_t n, float scale) {
+        k(table, tokens, out, rows, n, scale, compute_);
     }
+    void softcap(float* x, std::uint64_t n, float cap) { gpu::softcap(x, n, cap, compute_); }
     void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps) {
         gpu::rms_norm(x, w, y, rows, n, eps, compute_);
     }
@@ -147,6 +150,31 @@ public:
     void attention(attention_kernel k, const kernels::attention_args& a) { k(a, compute_); }
     void add(float* x, const float* y, std::uint64_t n) { gpu::add(x, y, n, compute_); }
     void swiglu(float* gate, const float* up, std::uint64_t n) { gpu::swiglu(gate, up, n, compute_); }
+    void geglu(float* gate, const float* up, std::uint64_t n) { gpu::geglu(gate, up, n, compute_); }
+    void split(float* out, const float* in, std::uint64_t rows, std::uint64_t in_cols, std::uint64_t first,
+               std::uint64_t n) {
+        gpu::check(cudaMemcpy2DAsync(out, n * sizeof(float), in + first, in_cols * sizeof(float), n * sizeof(float),
+                                     rows, cudaMemcpyDeviceToDevice, compute_),
+                   "cudaMemcpy2DAsync(split)");
+    }
+    void gate_scale(float* x, const float* s, std::uint64_t rows, std::uint64_t n) {
+        gpu::gate_scale(x, s, rows, n, compute_);
+    }
+    void route(const float* logits, std::int32_t* ids, float* weights, std::uint64_t rows, std::uint64_t n,
+               std::uint64_t k, bool renorm) {
+        gpu::route(logits, ids, weights, rows, n, k, renorm, compute_);
+    }
+    // Experts the plan keeps in the host tier are read by the GPU from mapped pinned memory, over
+    // the host link, instead of computed by the CPU as the plan's estimate assumes.
+    void expert_matmul(expert_matmul_kernel k, const std::byte* w, std::uint64_t /*n_expert*/, const float* x,
+                       bool x_per_route, const std::int32_t* ids, float* y, std::uint64_t n, std::uint64_t k_in,
+                       std::uint64_t rows, std::uint64_t used) {
+        k(w, x, x_per_route, ids, y, n, k_in, rows, used, compute_);
+    }
+    void expert_sum(float* y, const float* routed, const float* weights, std::uint64_t rows, std::uint64_t n,
+                    std::uint64_t k) {
+        gpu::expert_sum(y, routed, weights, rows, n, k, compute_);
+    }
     // Logits come back through one pinned buffer, allocated at start-up for the most a pass returns.
     void reserve_logits(std::uint64_t count) {
         if (count <= readback_count_) return;

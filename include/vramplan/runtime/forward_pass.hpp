@@ -45,14 +45,11 @@ public:
             throw error("the plan has the CPU compute " + std::to_string(p.host_computed_layers()) +
                         " host-tier layers (offload compute), which is planned but not run yet; plan with offload "
                         "stream, which copies those layers to the device for each pass");
-        for (std::uint32_t k = 0; k < p.model.n_kinds; ++k)
-            if (p.model.kinds[k].attention != attention_kind::full)
-                throw error("the forward pass runs layers that attend to the whole context; this model's " +
-                            std::string(attention_kind_name(p.model.kinds[k].attention)) + " layers (" +
-                            (p.model.kinds[k].attention == attention_kind::chunked
-                                 ? "chunks of " + std::to_string(p.model.shape.attention_chunk)
-                                 : "a window of " + std::to_string(p.model.shape.sliding_window)) +
-                            " tokens) are planned but not run yet");
+        if (p.model.shape.llama4_block)
+            throw error(
+                "Llama 4's block (a sigmoid router that weighs each expert's input, global layers without RoPE) is "
+                "planned but not run yet");
+        check_attention_supported(p);
         for (std::size_t b = 0; b < g.n_buffers; ++b)
             buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
         // Resolve every op's kernel once (per layer kind for block ops), so a format the backend
@@ -107,6 +104,7 @@ public:
 private:
     struct prepared {
         typename Backend::matmul_kernel matmul{};
+        typename Backend::expert_matmul_kernel expert_matmul{};
         typename Backend::embed_kernel embed{};
         typename Backend::kv_append_kernel kv_append{};
         typename Backend::attention_kernel attention{};
@@ -115,6 +113,15 @@ private:
         std::span<const std::int32_t> tokens, positions;
         std::uint64_t tokens_n = 0, outputs = 0;
     };
+
+    // Full and sliding-window layers run (a sliding layer's cache is its planned ring, and its
+    // queries see their window); Llama 4's chunked layers are planned only.
+    static void check_attention_supported(const plan& p) {
+        for (std::uint32_t k = 0; k < p.model.n_kinds; ++k)
+            if (p.model.kinds[k].attention == attention_kind::chunked)
+                throw error("this model's chunked layers (chunks of " + std::to_string(p.model.shape.attention_chunk) +
+                            " tokens) are planned but not run yet");
+    }
 
     format weight_format(const graph_op& o, std::uint32_t kind) const {
         const model_desc& m = a_.plan().model;
@@ -147,17 +154,10 @@ private:
             case op_kind::attention:
                 k.attention = b.find_attention(kernels::to_kernel_format(p.model.kv, "the KV cache"), o.head_dim);
                 break;
-            case op_kind::geglu:
-            case op_kind::route:
             case op_kind::expert_matmul:
-            case op_kind::expert_sum:
-            case op_kind::gate_scale:
-            case op_kind::split:
-                throw error("the forward pass does not run " + std::string(op_name(o.kind)) + " ops yet (" +
-                            (o.kind == op_kind::geglu   ? "Gemma's GELU feed-forward"
-                             : o.kind == op_kind::split ? "Phi-3's fused q/k/v and gate/up projections"
-                                                        : "a mixture of experts") +
-                            "); vramplan plans this model but cannot generate with it");
+                k.expert_matmul =
+                    b.find_expert_matmul(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
+                break;
             default: break;
         }
         return k;
@@ -168,8 +168,12 @@ private:
 
     const std::byte* weight(const graph_op& o, std::uint64_t layer, const std::byte* layer_base) const {
         const plan& p = a_.plan();
-        if (o.weight.scope == weight_scope::layer)
+        if (o.weight.scope == weight_scope::layer) {
+            // The experts of a resident layer may live in the host tier (plan::experts_on_host).
+            if (p.layer_tier(layer) == tier::gpu && p.role_tier(layer, o.weight.role()) == tier::host)
+                return a_.base(tier::host) + p.role_offset_in_tier(layer, o.weight.role());
             return layer_base + p.role_offset[p.model.layer_kind[layer]][o.weight.index];
+        }
         switch (o.weight.global()) {
             case global_tensor::token_embd: return a_.base(p.token_embd_tier) + p.token_embd_offset;
             case global_tensor::output_norm: return a_.base(tier::gpu) + p.output_norm_offset;
@@ -180,6 +184,11 @@ private:
             case global_tensor::count: break;
         }
         throw error("internal: an op reads an unknown global tensor");
+    }
+
+    // Values an elementwise op covers: n per row, and a routed buffer has a row per chosen expert.
+    std::uint64_t values(const graph_op& o, std::uint64_t rows) const {
+        return rows * a_.plan().graph.buffers[o.out].per_row * o.n;
     }
 
     // An op on the output rows reads the last of them from a buffer that has a row per token.
@@ -199,7 +208,7 @@ private:
         auto w = [&] { return weight(o, layer, layer_base); };
         switch (o.kind) {
             case op_kind::inputs: b.inputs(i32(o.out), i32(o.aux), pass_.tokens, pass_.positions); break;
-            case op_kind::embed: b.embed(k.embed, w(), i32(o.in[0]), f32(o.out), rows, o.n); break;
+            case op_kind::embed: b.embed(k.embed, w(), i32(o.in[0]), f32(o.out), rows, o.n, o.scale); break;
             case op_kind::rms_norm:
                 b.rms_norm(input(o, 0), reinterpret_cast<const float*>(w()), f32(o.out), rows * (o.heads ? o.heads : 1),
                            o.n, o.eps);
@@ -209,25 +218,35 @@ private:
             case op_kind::rope: {
                 const float* divisors =
                     o.weight.scope == weight_scope::global ? reinterpret_cast<const float*>(w()) : nullptr;
-                b.rope(f32(o.out), rows, o.heads, o.head_dim, i32(o.in[0]), rope_config_of(o, divisors));
+                b.rope(f32(o.out), rows, o.heads, o.head_dim, i32(o.in[0]),
+                       rope_config_of(o, divisors, p.model.layer(layer).attention == attention_kind::sliding));
                 break;
             }
             case op_kind::kv_append: {
                 const auto kc = a_.kv(layer, false), vc = a_.kv(layer, true);
-                b.kv_append(k.kv_append, f32(o.in[0]), f32(o.in[1]), i32(o.in[2]), rows, o.n,
-                            p.lim.context * p.lim.batch, kc.data, vc.data);
+                b.kv_append(k.kv_append, f32(o.in[0]), f32(o.in[1]), i32(o.in[2]), rows, o.n, p.kv_positions_of(layer),
+                            kc.data, vc.data);
                 break;
             }
             case op_kind::attention: b.attention(k.attention, attention_args_of(o, layer, rows)); break;
-            case op_kind::add: b.add(f32(o.out), input(o, 0), rows * o.n); break;
-            case op_kind::swiglu: b.swiglu(f32(o.out), input(o, 0), rows * o.n); break;
+            case op_kind::add: b.add(f32(o.out), input(o, 0), values(o, rows)); break;
+            case op_kind::swiglu: b.swiglu(f32(o.out), input(o, 0), values(o, rows)); break;
             case op_kind::logits: result_ = b.logits(input(o, 0), rows * o.n); break;
-            case op_kind::geglu:
+            case op_kind::softcap: b.softcap(f32(o.out), values(o, rows), o.softcap); break;
+            case op_kind::geglu: b.geglu(f32(o.out), input(o, 0), values(o, rows)); break;
+            case op_kind::split: b.split(f32(o.out), input(o, 0), rows, p.graph.buffers[o.in[0]].cols, o.k, o.n); break;
+            case op_kind::gate_scale: b.gate_scale(f32(o.out), input(o, 0), rows, o.n); break;
             case op_kind::route:
+                b.route(input(o, 0), i32(o.out), f32(o.aux), rows, o.n, o.experts_used, o.renorm);
+                break;
             case op_kind::expert_matmul:
+                b.expert_matmul(k.expert_matmul, w(), p.model.shape.n_expert, input(o, 0),
+                                p.graph.buffers[o.in[0]].per_row != 1, i32(o.in[1]), f32(o.out), o.n, o.k, rows,
+                                o.experts_used);
+                break;
             case op_kind::expert_sum:
-            case op_kind::gate_scale:
-            case op_kind::split: throw error("internal: an op refused at start-up ran");
+                b.expert_sum(f32(o.out), input(o, 0), input(o, 1), rows, o.n, o.experts_used);
+                break;
             case op_kind::count: throw error("internal: op kind count is not an op");
         }
     }
@@ -239,8 +258,11 @@ private:
         at.n_head = o.heads;
         at.n_head_kv = o.kv_heads;
         at.head_dim = o.head_dim;
-        at.context = p.lim.context;
+        // A sliding layer's cache is its ring: position q in row q mod its positions.
+        at.context = p.kv_positions_of(layer);
+        at.window = p.model.layer(layer).attention == attention_kind::sliding ? p.model.shape.sliding_window : 0;
         at.scale = o.scale;
+        at.softcap = o.softcap;
         at.q = f32(o.in[0]);
         at.pos = i32(o.in[1]);
         at.k = a_.kv(layer, false).data;

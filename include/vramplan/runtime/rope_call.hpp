@@ -27,12 +27,13 @@ inline void check_rope_supported(const decoder_shape& s) {
         throw error("linear RoPE scaling needs a positive factor");
 }
 
-// A rope op's rotation: its parameters, and the frequency divisors (Llama 3.1's rope_freqs.weight)
-// when the op reads them.
-inline kernels::rope_config rope_config_of(const graph_op& o, const float* divisors) {
+// A rope op's rotation in a layer: its parameters (a sliding layer's own base and no scaling when
+// the op has one), and the frequency divisors (Llama 3.1's rope_freqs.weight) when the op reads them.
+inline kernels::rope_config rope_config_of(const graph_op& o, const float* divisors, bool sliding_layer = false) {
     kernels::rope_config r;
-    r.base = o.rope_base;
-    r.freq_scale = o.freq_scale;
+    const bool local = sliding_layer && o.rope_base_local > 0.0f;
+    r.base = local ? o.rope_base_local : o.rope_base;
+    r.freq_scale = local ? 1.0f : o.freq_scale;
     r.freq_divisors = divisors;
     r.neox = o.neox;
     return r;

@@ -57,7 +57,8 @@ void attention(const attention_args& a, thread_pool& pool) {
     // rows, and the next tile's rows are prefetched, a few lines between each pair of keys, while
     // this one is computed. KV heads are split across items only when tokens x splits would leave
     // threads idle.
-    const bool grouped = group_steps_serve<Kv, HeadDim>(group);
+    // Soft-capped scores (Gemma 2) take the general path, whose scores pass through one place.
+    const bool grouped = group_steps_serve<Kv, HeadDim>(group) && a.softcap == 0.0f;
     // Queries rounded to Q8_0 (quantized caches) or widened from f16 are staged once per thread for
     // each token and range of KV heads, on the thread's stack; a range's query heads must fit there.
     check_query_format(a);
@@ -94,10 +95,16 @@ void attention(const attention_args& a, thread_pool& pool) {
         const std::uint64_t r = item % head_ranges, s = item / head_ranges % splits, t = item / head_ranges / splits;
         const std::uint64_t g0 = std::min(a.n_head_kv, r * heads_per_range),
                             g1 = std::min(a.n_head_kv, g0 + heads_per_range);
-        const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
+        // Positions [lo, pos] are seen; a split takes a run of them.
+        const std::uint64_t lo = a.first_key(t), keys = static_cast<std::uint64_t>(a.pos[t]) + 1 - lo;
         const std::uint64_t chunk = (keys + splits - 1) / splits;
         const std::uint64_t from = std::min(s * chunk, keys), to = std::min(from + chunk, keys);
-        return item_range{t, s, g0, g1, from, to, a.first_row(t)};
+        return item_range{t, s, g0, g1, lo + from, lo + to, a.first_row(t)};
+    };
+    // A tile is rows of consecutive positions: it ends where the ring wraps (never, for a layer
+    // with a row per position).
+    const auto tile_keys = [&](std::uint64_t p0, std::uint64_t to) {
+        return static_cast<int>(std::min({to - p0, static_cast<std::uint64_t>(key_tile), a.context - p0 % a.context}));
     };
     pool.parallel_for(rows_items * head_ranges, [&](std::uint64_t begin, std::uint64_t end) {
         alignas(32) key_slices<HeadDim> kf, vf;
@@ -120,23 +127,26 @@ void attention(const attention_args& a, thread_pool& pool) {
             for (std::uint64_t h = g0 * group; h < g1 * group; ++h) clear_state<HeadDim>(head_state{partial(t, h, s)});
             // The bytes of heads [g0, g1) in one row (whole rows when the item has every head).
             const std::uint64_t span = slice_offset(g1) - slice_offset(g0);
-            for (std::uint64_t p0 = from; p0 < to; p0 += key_tile) {
-                const int n = static_cast<int>(std::min<std::uint64_t>(to - p0, key_tile));
+            int n = 0;
+            for (std::uint64_t p0 = from; p0 < to; p0 += static_cast<std::uint64_t>(n)) {
+                n = tile_keys(p0, to);
+                const std::uint64_t row = base + p0 % a.context, after = p0 + static_cast<std::uint64_t>(n);
                 const std::uint64_t steps =
                     (g1 - g0) * (grouped ? group_steps_prefetch_steps(group, n) : static_cast<std::uint64_t>(n));
                 // The next tile of this item or, during the last one, the first tile of the next item.
                 tile_prefetcher next_tile;
-                if (p0 + key_tile < to) {
-                    next_tile =
-                        tile_prefetcher(slice_at(kc, base + p0 + key_tile, g0), slice_at(vc, base + p0 + key_tile, g0),
-                                        row_bytes, span, std::min<std::uint64_t>(to - p0 - key_tile, key_tile), steps);
+                if (after < to) {
+                    const std::uint64_t next = base + after % a.context;
+                    next_tile = tile_prefetcher(slice_at(kc, next, g0), slice_at(vc, next, g0), row_bytes, span,
+                                                static_cast<std::uint64_t>(tile_keys(after, to)), steps);
                 } else if (item + 1 < end) {
                     const item_range o = range_of(item + 1);
-                    if (o.g0 < o.g1)
-                        next_tile =
-                            tile_prefetcher(slice_at(kc, o.base + o.from, o.g0), slice_at(vc, o.base + o.from, o.g0),
-                                            row_bytes, slice_offset(o.g1) - slice_offset(o.g0),
-                                            std::min<std::uint64_t>(o.to - o.from, key_tile), steps);
+                    if (o.g0 < o.g1 && o.from < o.to) {
+                        const std::uint64_t next = o.base + o.from % a.context;
+                        next_tile = tile_prefetcher(slice_at(kc, next, o.g0), slice_at(vc, next, o.g0), row_bytes,
+                                                    slice_offset(o.g1) - slice_offset(o.g0),
+                                                    static_cast<std::uint64_t>(tile_keys(o.from, o.to)), steps);
+                    }
                 }
                 for (std::uint64_t g = g0; g < g1; ++g) {
                     if (grouped) {
@@ -144,14 +154,14 @@ void attention(const attention_args& a, thread_pool& pool) {
                         for (std::uint64_t i = 0; i < group; ++i) states[i] = head_state{partial(t, g * group + i, s)};
                         group_steps<Kv, HeadDim>(q_item + (g - g0) * group * HeadDim,
                                                  rounded ? rows.at_head((g - g0) * group, HeadDim) : rounded_rows{},
-                                                 slice_at(kc, base + p0, g), slice_at(vc, base + p0, g), row_bytes, n,
-                                                 a.scale, states, group, next_tile);
+                                                 slice_at(kc, row, g), slice_at(vc, row, g), row_bytes, n, a.scale,
+                                                 states, group, next_tile);
                         continue;
                     }
                     for (int j = 0; j < n; ++j) {
                         next_tile.step();
-                        to_f32<Kv>(kc + (base + p0 + j) * row_bytes, g * HeadDim, kf[j], HeadDim);
-                        to_f32<Kv>(vc + (base + p0 + j) * row_bytes, g * HeadDim, vf[j], HeadDim);
+                        to_f32<Kv>(kc + (row + j) * row_bytes, g * HeadDim, kf[j], HeadDim);
+                        to_f32<Kv>(vc + (row + j) * row_bytes, g * HeadDim, vf[j], HeadDim);
                     }
                     for (std::uint64_t h = g * group; h < (g + 1) * group; ++h) {
                         const float* qh = q_item + (h - g0 * group) * HeadDim;
@@ -161,7 +171,7 @@ void attention(const attention_args& a, thread_pool& pool) {
                                 qf[d] = rq.d[(first + d) / 32] * static_cast<float>(rq.qs[first + d]);
                             qh = qf;
                         }
-                        tile_step<HeadDim>(qh, kf, vf, n, a.scale, head_state{partial(t, h, s)});
+                        tile_step<HeadDim>(qh, kf, vf, n, a.scale, head_state{partial(t, h, s)}, a.softcap);
                     }
                 }
                 next_tile.finish();

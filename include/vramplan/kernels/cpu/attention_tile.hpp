@@ -15,6 +15,7 @@
 #include "vramplan/kernels/attention_layout.hpp"
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/ffn_math.hpp"
 #if VRAMPLAN_X86_SIMD
 #include <immintrin.h>
 #endif
@@ -58,13 +59,13 @@ inline void merge_states_portable(const float* states, std::uint64_t splits, int
 }
 
 inline void tile_step_portable(const float* q, const float* k, const float* v, int head_dim, int n, float scale,
-                               head_state st) {
+                               head_state st, float cap = 0.0f) {
     float s[key_tile];
     float m = st.m();
     for (int j = 0; j < n; ++j) {
         float dot = 0.0f;
         for (int d = 0; d < head_dim; ++d) dot += q[d] * k[j * head_dim + d];
-        s[j] = dot * scale;
+        s[j] = cap != 0.0f ? kernels::softcap(dot * scale, cap) : dot * scale;
         m = s[j] > m ? s[j] : m;
     }
     const float rescale = std::exp(st.m() - m);  // 0 for the first tile, whose state is empty
@@ -200,12 +201,14 @@ VRAMPLAN_TARGET_AVX2 inline float score1(const float* q, const float* k) {
 
 template <int HeadDim>
 VRAMPLAN_TARGET_AVX2 inline void tile_step(const float* q, const float* k, const float* v, int n, float scale,
-                                           head_state st) {
+                                           head_state st, float cap) {
     alignas(32) float s[key_tile];
     int j = 0;
     for (; j + 8 <= n; j += 8)
         _mm256_store_ps(s + j, _mm256_mul_ps(scores8<HeadDim>(q, k + j * HeadDim), _mm256_set1_ps(scale)));
     for (; j < n; ++j) s[j] = score1<HeadDim>(q, k + j * HeadDim) * scale;
+    if (cap != 0.0f)  // Gemma 2's soft-capping: rare enough to stay scalar
+        for (j = 0; j < n; ++j) s[j] = kernels::softcap(s[j], cap);
     for (j = n; j < key_tile; ++j) s[j] = -INFINITY;
 
     float rescale;
@@ -263,16 +266,17 @@ inline void merge_states(const float* states, std::uint64_t splits, float* out) 
     merge_states_portable(states, splits, HeadDim, out);
 }
 
-// q . k[j] * scale for the tile's n keys, folded into the head's online-softmax state `st`.
-// k and v are key_tile x HeadDim row-major f32 slices; rows n and beyond are ignored.
+// q . k[j] * scale for the tile's n keys, soft-capped when cap is not 0, folded into the head's
+// online-softmax state `st`. k and v are key_tile x HeadDim row-major f32 slices; rows n and
+// beyond are ignored.
 template <int HeadDim>
 inline void tile_step(const float* q, const key_slices<HeadDim>& k, const key_slices<HeadDim>& v, int n, float scale,
-                      head_state st) {
+                      head_state st, float cap = 0.0f) {
 #if VRAMPLAN_X86_SIMD
     if constexpr (HeadDim % 8 == 0)
-        if (has_avx2()) return simd::tile_step<HeadDim>(q, &k[0][0], &v[0][0], n, scale, st);
+        if (has_avx2()) return simd::tile_step<HeadDim>(q, &k[0][0], &v[0][0], n, scale, st, cap);
 #endif
-    tile_step_portable(q, &k[0][0], &v[0][0], HeadDim, n, scale, st);
+    tile_step_portable(q, &k[0][0], &v[0][0], HeadDim, n, scale, st, cap);
 }
 
 }  // namespace vramplan::kernels::cpu

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/ffn_math.hpp"
 
 namespace vramplan::kernels::cpu {
 
@@ -29,6 +30,28 @@ inline void rope(float* x, std::uint64_t rows, std::uint64_t heads, int head_dim
 // gate = silu(gate) * up
 inline void swiglu(float* gate, const float* up, std::uint64_t n) {
     for (std::uint64_t i = 0; i < n; ++i) gate[i] = silu(gate[i]) * up[i];
+}
+
+// gate = gelu(gate) * up
+inline void geglu(float* gate, const float* up, std::uint64_t n) {
+    for (std::uint64_t i = 0; i < n; ++i) gate[i] = gelu(gate[i]) * up[i];
+}
+
+// x[t] *= sigmoid(s[t]): rows of n values, one gate value per row.
+inline void gate_scale(float* x, const float* s, std::uint64_t rows, std::uint64_t n) {
+    for (std::uint64_t t = 0; t < rows; ++t) {
+        const float g = sigmoid(s[t]);
+        for (std::uint64_t i = 0; i < n; ++i) x[t * n + i] *= g;
+    }
+}
+
+inline void scale(float* x, std::uint64_t n, float s) {
+    for (std::uint64_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+// x = cap tanh(x / cap)
+inline void softcap(float* x, std::uint64_t n, float cap) {
+    for (std::uint64_t i = 0; i < n; ++i) x[i] = kernels::softcap(x[i], cap);
 }
 
 inline void add(float* x, const float* y, std::uint64_t n) {

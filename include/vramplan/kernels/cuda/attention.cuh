@@ -22,6 +22,7 @@
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cuda/check.cuh"
 #include "vramplan/kernels/cuda/chunk8.cuh"
+#include "vramplan/kernels/ffn_math.hpp"
 
 namespace vramplan::gpu {
 
@@ -66,7 +67,10 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
     const std::uint64_t g = blockIdx.x / parts;
     const std::uint64_t h0 = g * group + (blockIdx.x % parts) * max_heads;
     const int nh = static_cast<int>(g * group + group - h0 < max_heads ? g * group + group - h0 : max_heads);
-    const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1;
+    // Keys are counted from the first position the query sees (its window's start, or 0); key i is
+    // position lo + i, in ring row (lo mod context) + i, less context once past the ring's end.
+    const std::uint64_t lo = a.first_key(t), lo_row = lo % a.context;
+    const std::uint64_t keys = static_cast<std::uint64_t>(a.pos[t]) + 1 - lo;
     const std::uint64_t chunk = (keys + splits - 1) / splits;
     const std::uint64_t from = s * chunk < keys ? s * chunk : keys, to = from + chunk < keys ? from + chunk : keys;
     const std::uint64_t base = a.first_row(t);
@@ -89,7 +93,10 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
 #pragma unroll
         for (int j = 0; j < passes; ++j) {
             const std::uint64_t key = first + j * keys_per_pass + slot;
-            if (reads && key < to) c[j].fetch(cache + key * row_bytes, column);
+            if (reads && key < to) {
+                const std::uint64_t row = lo_row + key < a.context ? lo_row + key : lo_row + key - a.context;
+                c[j].fetch(cache + row * row_bytes, column);
+            }
         }
     };
 
@@ -128,7 +135,10 @@ __global__ void __launch_bounds__(attention_tiling::threads, attention_tiling::b
             for (int j = 0; j < passes; ++j)
 #pragma unroll
                 for (int h = 0; h < max_heads; ++h)
-                    if (h < nh) ps[h * TK + j * keys_per_pass + slot] = score[j][h] * a.scale;
+                    if (h < nh) {
+                        const float s = score[j][h] * a.scale;
+                        ps[h * TK + j * keys_per_pass + slot] = a.softcap != 0.0f ? kernels::softcap(s, a.softcap) : s;
+                    }
         __syncthreads();
         if (warp < nh) {
             float* row = ps + warp * TK;

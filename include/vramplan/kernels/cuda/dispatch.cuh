@@ -8,6 +8,7 @@
 
 #include "vramplan/kernels/cuda/attention.cuh"
 #include "vramplan/kernels/cuda/elementwise.cuh"
+#include "vramplan/kernels/cuda/experts.cuh"
 #include "vramplan/kernels/cuda/matmul.cuh"
 #include "vramplan/kernels/supported.hpp"
 
@@ -20,12 +21,18 @@ using matmul_half_fn = void (*)(const void*, const __half*, float*, std::uint64_
 using attention_fn = void (*)(const kernels::attention_args&, cudaStream_t);
 using kv_append_fn = void (*)(const float*, const float*, const std::int32_t*, const std::int32_t*, std::uint64_t,
                               std::uint64_t, std::uint64_t, void*, void*, cudaStream_t);
-using embed_fn = void (*)(const void*, const std::int32_t*, float*, std::uint64_t, std::uint64_t, cudaStream_t);
+using expert_matmul_fn = void (*)(const void*, const float*, bool, const std::int32_t*, float*, std::uint64_t,
+                                  std::uint64_t, std::uint64_t, std::uint64_t, cudaStream_t);
+using embed_fn = void (*)(const void*, const std::int32_t*, float*, std::uint64_t, std::uint64_t, float, cudaStream_t);
 
 template <class A>
 auto find_matmul(kernels::kernel_format w) {
     using fn = void (*)(const void*, const A*, float*, std::uint64_t, std::uint64_t, std::uint64_t, cudaStream_t);
     return kernels::with_device_weight_format(w, [](auto f) { return fn{&matmul<f(), A>}; });
+}
+
+inline expert_matmul_fn find_expert_matmul(kernels::kernel_format w) {
+    return kernels::with_device_weight_format(w, [](auto f) { return expert_matmul_fn{&expert_matmul<f()>}; });
 }
 
 inline embed_fn find_embed(kernels::kernel_format f) {

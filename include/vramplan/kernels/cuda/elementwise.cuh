@@ -7,6 +7,7 @@
 
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cuda/check.cuh"
+#include "vramplan/kernels/ffn_math.hpp"
 
 namespace vramplan::gpu {
 
@@ -50,6 +51,19 @@ __global__ void swiglu_kernel(float* gate, const float* up, std::uint64_t n) {
     const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) gate[i] = kernels::silu(gate[i]) * up[i];
 }
+__global__ void geglu_kernel(float* gate, const float* up, std::uint64_t n) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) gate[i] = kernels::gelu(gate[i]) * up[i];
+}
+// x[t][i] *= sigmoid(s[t])
+__global__ void gate_scale_kernel(float* x, const float* s, std::uint64_t rows, std::uint64_t n) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n * rows) x[i] *= kernels::sigmoid(s[i / n]);
+}
+__global__ void softcap_kernel(float* x, std::uint64_t n, float cap) {
+    const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = kernels::softcap(x[i], cap);
+}
 __global__ void add_kernel(float* x, const float* y, std::uint64_t n) {
     const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) x[i] += y[i];
@@ -66,6 +80,18 @@ inline void swiglu(float* gate, const float* up, std::uint64_t n, cudaStream_t s
     swiglu_kernel<<<blocks_for(n), 256, 0, s>>>(gate, up, n);
     check_launch("swiglu_kernel");
 }
+inline void geglu(float* gate, const float* up, std::uint64_t n, cudaStream_t s) {
+    geglu_kernel<<<blocks_for(n), 256, 0, s>>>(gate, up, n);
+    check_launch("geglu_kernel");
+}
+inline void gate_scale(float* x, const float* g, std::uint64_t rows, std::uint64_t n, cudaStream_t s) {
+    gate_scale_kernel<<<blocks_for(n * rows), 256, 0, s>>>(x, g, rows, n);
+    check_launch("gate_scale_kernel");
+}
+inline void softcap(float* x, std::uint64_t n, float cap, cudaStream_t s) {
+    softcap_kernel<<<blocks_for(n), 256, 0, s>>>(x, n, cap);
+    check_launch("softcap_kernel");
+}
 inline void add(float* x, const float* y, std::uint64_t n, cudaStream_t s) {
     add_kernel<<<blocks_for(n), 256, 0, s>>>(x, y, n);
     check_launch("add_kernel");
@@ -77,18 +103,20 @@ inline void add_rows(float* y, const float* bias, std::uint64_t n, std::uint64_t
 
 // Embedding rows of any kernel format (the table may sit in pinned host memory: it is mapped).
 template <kernels::kernel_format F>
-__global__ void embed_kernel(const void* table, const std::int32_t* tokens, float* x, std::uint64_t n) {
+__global__ void embed_kernel(const void* table, const std::int32_t* tokens, float* x, std::uint64_t n, float scale) {
     const std::uint64_t t = blockIdx.y, i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const void* row = static_cast<const std::uint8_t*>(table) +
                       static_cast<std::uint64_t>(tokens[t]) * kernels::kernel_row_bytes(F, n);
-    x[t * n + i] = kernels::load<F>(row, i);
+    const float v = kernels::load<F>(row, i);
+    x[t * n + i] = scale != 0.0f ? v * scale : v;
 }
 
+// scale: each row's factor (0: none).
 template <kernels::kernel_format F>
-void embed(const void* table, const std::int32_t* tokens, float* x, std::uint64_t rows, std::uint64_t n,
+void embed(const void* table, const std::int32_t* tokens, float* x, std::uint64_t rows, std::uint64_t n, float scale,
            cudaStream_t s) {
-    embed_kernel<F><<<dim3(blocks_for(n), static_cast<unsigned>(rows)), 256, 0, s>>>(table, tokens, x, n);
+    embed_kernel<F><<<dim3(blocks_for(n), static_cast<unsigned>(rows)), 256, 0, s>>>(table, tokens, x, n, scale);
     check_launch("embed_kernel");
 }
 
