@@ -800,7 +800,11 @@ TEST_CASE("a GGUF file of an architecture without a graph: weights and KV planne
     w.set_string("general.architecture", "rwkv7")
         .set_u32("rwkv7.block_count", 1)
         .set_u32("rwkv7.embedding_length", 64)
-        .set_u32("rwkv7.attention.head_count", 4);
+        .set_u32("rwkv7.attention.head_count", 4)
+        .set_string("tokenizer.ggml.model", "llama");
+    std::vector<std::string> tokens;
+    for (int i = 0; i < 64; ++i) tokens.push_back("t" + std::to_string(i));
+    w.set_strings("tokenizer.ggml.tokens", tokens);
     const std::vector<float> zeros(64 * 64);
     w.add_tensor("token_embd.weight", {64, 64}, vramplan::format{vramplan::format_id::f32}, zeros.data(), 64 * 64 * 4);
     w.add_tensor("blk.0.time_mix.weight", {64, 64}, vramplan::format{vramplan::format_id::f32}, zeros.data(),
@@ -818,5 +822,10 @@ TEST_CASE("a GGUF file of an architecture without a graph: weights and KV planne
     const auto c = run("check -m " + path + " -g rtx-4090 --ctx 256");
     CHECK(c.rc == 0);
     CHECK(c.out.find("(weights, KV and reserve; activations not included)") != std::string::npos);
+    // generate names the architecture and what is missing, and stops before loading anything.
+    const auto g = run_program(VRAMPLAN_GENERATE, "-m " + path + " -n 4");
+    CHECK(g.rc == 2);
+    CHECK(g.out.find("(architecture rwkv7): vramplan has no forward graph for this architecture") != std::string::npos);
+    CHECK(lines(g.out) == 1);
     std::filesystem::remove(path);
 }

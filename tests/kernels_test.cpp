@@ -375,7 +375,7 @@ void check_attention(kernel_format kv, std::uint64_t head_dim, std::uint64_t n_h
 }
 }  // namespace
 
-TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1 to 8 and contexts 1 and 4097") {
+TEST_CASE("fused attention against naive attention: head dims 8 to 256 and GQA 1 to 8 and contexts 1 and 4097") {
     cpu::thread_pool pool(2);
     for (kernel_format kv : {kernel_format::f16, kernel_format::q8_0, kernel_format::q4_0, kernel_format::f32}) {
         for (std::uint64_t group : {1, 2, 4, 8}) check_attention(kv, 128, 8, 8 / group, 300, 1, 4, pool);
@@ -390,6 +390,8 @@ TEST_CASE("fused attention against naive attention: head dims 8 to 128 and GQA 1
         check_attention(kv, 64, 4, 2, 45, 1, 1, pool);    // the same, two heads per KV head (4 keys per reduction)
         check_attention(kv, 32, 14, 2, 77, 1, 2, pool);   // groups of 7: one step of 4 heads and one of 3
         check_attention(kv, 64, 32, 1, 300, 1, 4, pool);  // 32 query heads on one KV head: the general path
+        check_attention(kv, 256, 8, 4, 300, 1, 4, pool);  // Gemma's head_dim: decode, split
+        check_attention(kv, 256, 4, 2, 45, 8, 1, pool);   // and a prefill chunk
     }
     CHECK_THROWS_WITH_AS(cpu::find_attention(kernel_format::q8_0, 100),
                          doctest::Contains("no fused attention kernel for head_dim 100"), error);
@@ -499,25 +501,31 @@ void check_tile_step(int n, std::uint64_t seed) {
     cpu::key_slices<HeadDim> ks, vs;
     for (int j = 0; j < cpu::key_tile; ++j)
         for (int d = 0; d < HeadDim; ++d) ks[j][d] = k[j * HeadDim + d], vs[j][d] = v[j * HeadDim + d];
-    for (float prior_max : {-INFINITY, 0.5f, 9.0f}) {
-        std::vector<float> fast(HeadDim + 2, 0.0f), slow;
-        fast[0] = prior_max;
-        fast[1] = prior_max == -INFINITY ? 0.0f : 3.0f;
-        for (int d = 0; d < HeadDim && prior_max != -INFINITY; ++d) fast[2 + d] = v[d];
-        slow = fast;
-        cpu::tile_step<HeadDim>(q.data(), ks, vs, n, 0.25f, cpu::head_state{fast.data()});
-        cpu::tile_step_portable(q.data(), &ks[0][0], &vs[0][0], HeadDim, n, 0.25f, cpu::head_state{slow.data()});
-        CHECK(fast[0] == doctest::Approx(slow[0]).epsilon(1e-6));
-        for (int i = 1; i < HeadDim + 2; ++i) CHECK(std::fabs(fast[i] - slow[i]) <= 1e-5 * (1 + std::fabs(slow[i])));
-    }
+    for (float cap : {0.0f, 1.5f})  // without and with Gemma 2's soft-capping of the scores
+        for (float prior_max : {-INFINITY, 0.5f, 9.0f}) {
+            CAPTURE(cap);
+            std::vector<float> fast(HeadDim + 2, 0.0f), slow;
+            fast[0] = prior_max;
+            fast[1] = prior_max == -INFINITY ? 0.0f : 3.0f;
+            for (int d = 0; d < HeadDim && prior_max != -INFINITY; ++d) fast[2 + d] = v[d];
+            slow = fast;
+            cpu::tile_step<HeadDim>(q.data(), ks, vs, n, 0.25f, cpu::head_state{fast.data()}, cap);
+            cpu::tile_step_portable(q.data(), &ks[0][0], &vs[0][0], HeadDim, n, 0.25f, cpu::head_state{slow.data()},
+                                    cap);
+            CHECK(fast[0] == doctest::Approx(slow[0]).epsilon(1e-6));
+            // Both sum HeadDim products in f32, in different orders: their rounding grows with the length.
+            const double tol = 1e-5 * std::max(1.0, HeadDim / 128.0);
+            for (int i = 1; i < HeadDim + 2; ++i) CHECK(std::fabs(fast[i] - slow[i]) <= tol * (1 + std::fabs(slow[i])));
+        }
 }
 }  // namespace
 
-TEST_CASE("the attention tile step agrees with its portable version for head dims 8 to 128 and partial tiles") {
+TEST_CASE("the attention tile step agrees with its portable version for head dims 8 to 256 and partial tiles") {
     for (int n : {1, 7, 8, 13, cpu::key_tile}) {
         check_tile_step<8>(n, 40);
         check_tile_step<80>(n, 41);
         check_tile_step<128>(n, 42);
+        check_tile_step<256>(n, 43);
     }
 }
 
@@ -545,10 +553,11 @@ void check_merge_states() {
 }
 }  // namespace
 
-TEST_CASE("merging split states agrees with its portable version for head dims 8 to 128") {
+TEST_CASE("merging split states agrees with its portable version for head dims 8 to 256") {
     check_merge_states<8>();
     check_merge_states<80>();
     check_merge_states<128>();
+    check_merge_states<256>();
 }
 
 #if VRAMPLAN_X86_SIMD

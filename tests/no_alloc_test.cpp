@@ -32,30 +32,45 @@ TEST_CASE("the allocation counter sees allocations") {
     CHECK(allocations == 2);  // the vector object and its storage
 }
 
-TEST_CASE("a decode step allocates nothing on the host and resident or streamed") {
-    test_model::spec s;
-    s.weights = format{format_id::q4_0};
-    const std::string path = test_temp_path("vramplan_noalloc.gguf");
-    test_model::write(path, s, 3);
-    const auto file = io::gguf_file::open(path);
-    const model_desc m = io::describe(file, "test");
-    for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
-        plan_options o;
-        o.gpu_layers = gpu_layers;
-        const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8}, o);
-        runtime::cpu_backend backend(0, 2);
-        runtime::arena<runtime::cpu_backend> a(p, backend);
-        runtime::load_weights(file, a);
-        runtime::forward_pass<runtime::cpu_backend> llm(a);
-        runtime::sampler sample(m.shape.n_vocab, {.temperature = 0.8f, .top_k = 10, .top_p = 0.9f, .seed = 5});
-        const std::int32_t prompt[3] = {1, 2, 3}, pos[3] = {0, 1, 2};
-        std::int32_t next = sample.pick(llm.forward(prompt, pos));  // start-up: first pass
-        allocations = 0;
-        counting = true;
-        for (std::int32_t at = 3; at < 10; ++at)
-            next = sample.pick(llm.forward(std::span(&next, 1), std::span(&at, 1)));
-        counting = false;
-        CHECK(allocations == 0);
-    }
-    std::filesystem::remove(path);
+TEST_CASE("a decode step allocates nothing on the host, for every architecture, resident or streamed") {
+    // Llama; Qwen2-MoE (routing, experts, the gated shared expert; experts also in the host tier);
+    // Phi-3 (fused projections); Gemma 2 (a sliding window whose ring wraps, soft-capping).
+    test_model::spec llama, moe, phi3, gemma2;
+    llama.weights = format{format_id::q4_0};
+    moe.arch = "qwen2moe";
+    moe.experts = 4, moe.used = 2, moe.expert_ff = 64, moe.shared_ff = 96;
+    phi3.arch = "phi3";
+    phi3.kv_heads = phi3.heads;
+    gemma2.arch = "gemma2";
+    gemma2.sliding_window = 4;
+    gemma2.attn_softcap = 1.5f;
+    gemma2.final_softcap = 4.0f;
+    for (const test_model::spec& s : {llama, moe, phi3, gemma2})
+        for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}, all_gpu_layers - 1}) {
+            CAPTURE(s.arch);
+            CAPTURE(gpu_layers);
+            if (gpu_layers == all_gpu_layers - 1 && s.experts == 0) continue;
+            const std::string path = test_temp_path("vramplan_noalloc.gguf");
+            test_model::write(path, s, 3);
+            const auto file = io::gguf_file::open(path);
+            const model_desc m = io::describe(file, "test");
+            plan_options o;
+            o.gpu_layers = gpu_layers == all_gpu_layers - 1 ? all_gpu_layers : gpu_layers;
+            if (gpu_layers == all_gpu_layers - 1) o.host_expert_layers = s.layers;  // experts in the host tier
+            const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 64, .ubatch = 8}, o);
+            runtime::cpu_backend backend(0, 2);
+            runtime::arena<runtime::cpu_backend> a(p, backend);
+            runtime::load_weights(file, a);
+            runtime::forward_pass<runtime::cpu_backend> llm(a);
+            runtime::sampler sample(m.shape.n_vocab, {.temperature = 0.8f, .top_k = 10, .top_p = 0.9f, .seed = 5});
+            const std::int32_t prompt[3] = {1, 2, 3}, pos[3] = {0, 1, 2};
+            std::int32_t next = sample.pick(llm.forward(prompt, pos));  // start-up: first pass
+            allocations = 0;
+            counting = true;
+            for (std::int32_t at = 3; at < 30; ++at)  // past the ring of a 4-token window (11 rows)
+                next = sample.pick(llm.forward(std::span(&next, 1), std::span(&at, 1)));
+            counting = false;
+            CHECK(allocations == 0);
+            std::filesystem::remove(path);
+        }
 }

@@ -13,6 +13,7 @@
 #include "engine.hpp"
 #include "vramplan/io/tokenizer.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
+#include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/sampler.hpp"
 
 using namespace vramplan;
@@ -72,8 +73,15 @@ int main(int argc, char** argv) {
     }
     try {
         const auto file = io::gguf_file::open(model_path);
-        const auto tok = io::tokenizer::from_gguf(file);
         model_desc m = io::describe(file, model_path);
+        // What this model needs that the runtime lacks is said now, before anything is allocated or
+        // loaded, naming the file's architecture.
+        try {
+            runtime::check_runnable(m);
+        } catch (const error& e) {
+            throw error(model_path + " (architecture " + file.get_string("general.architecture") + "): " + e.what());
+        }
+        const auto tok = io::tokenizer::from_gguf(file);
         m.kv = format_by_name(kv);
         const std::vector<std::int32_t> ids = tok.encode(prompt);
         if (ctx == 0) ctx = ids.size() + n_predict;

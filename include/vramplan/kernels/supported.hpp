@@ -14,7 +14,8 @@
 
 namespace vramplan::kernels {
 
-inline constexpr std::array<int, 6> attention_head_dims{8, 32, 64, 80, 96, 128};
+// 256: Gemma 2 and Gemma 3 (4B, 12B).
+inline constexpr std::array<int, 7> attention_head_dims{8, 32, 64, 80, 96, 128, 256};
 inline constexpr std::array<kernel_format, 4> attention_kv_formats{kernel_format::f32, kernel_format::f16,
                                                                    kernel_format::q8_0, kernel_format::q4_0};
 

@@ -20,6 +20,43 @@
 
 namespace vramplan::runtime {
 
+// What the forward pass cannot run in a model, whatever the backend and the limits: one clear
+// error, which a program can ask for before it allocates or loads anything. The formats are
+// checked by each backend when the pass is built.
+inline void check_runnable(const model_desc& m) {
+    const decoder_shape& s = m.shape;
+    if (!s.activations_planned)
+        throw error(
+            "vramplan has no forward graph for this architecture: its weights and KV cache are planned, but it cannot "
+            "run");
+    check_rope_supported(s);
+    if (s.attn_sinks)
+        throw error(
+            "this model's attention sinks (attn_sinks, gpt-oss) are planned but the attention kernels do not apply "
+            "them yet");
+    if (s.llama4_block)
+        throw error(
+            "Llama 4's block (a sigmoid router that weighs each expert's input, global layers without RoPE) is "
+            "planned but not run yet");
+    // Full and sliding-window layers run (a sliding layer's cache is its planned ring, and its
+    // queries see their window); Llama 4's chunked layers are planned only.
+    for (std::uint32_t k = 0; k < m.n_kinds; ++k)
+        if (m.kinds[k].attention == attention_kind::chunked)
+            throw error("this model's chunked layers (chunks of " + std::to_string(s.attention_chunk) +
+                        " tokens) are planned but not run yet");
+}
+
+// The same for a plan: the model, and what the plan asks of the pass.
+inline void check_runnable(const plan& p) {
+    check_runnable(p.model);
+    if (p.model.activations != format{format_id::f32})
+        throw error("the forward pass keeps activations in f32; plan with f32 activations");
+    if (p.host_computed_layers() != 0)
+        throw error("the plan has the CPU compute " + std::to_string(p.host_computed_layers()) +
+                    " host-tier layers (offload compute), which is planned but not run yet; plan with offload stream, "
+                    "which copies those layers to the device for each pass");
+}
+
 template <compute_backend Backend>
 class forward_pass {
 public:
@@ -30,26 +67,7 @@ public:
             throw error(
                 "the arena's weights are incomplete: loading them failed part way; load them again before building a "
                 "forward pass");
-        if (!p.model.shape.activations_planned)
-            throw error(
-                "vramplan has no forward graph for this architecture: its weights and KV cache are planned, "
-                "but it cannot run");
-        if (p.model.activations != format{format_id::f32})
-            throw error("the forward pass keeps activations in f32; plan with f32 activations");
-        check_rope_supported(p.model.shape);
-        if (p.model.shape.attn_sinks)
-            throw error(
-                "this model's attention sinks (attn_sinks, gpt-oss) are planned but the attention kernels do not "
-                "apply them yet");
-        if (p.host_computed_layers() != 0)
-            throw error("the plan has the CPU compute " + std::to_string(p.host_computed_layers()) +
-                        " host-tier layers (offload compute), which is planned but not run yet; plan with offload "
-                        "stream, which copies those layers to the device for each pass");
-        if (p.model.shape.llama4_block)
-            throw error(
-                "Llama 4's block (a sigmoid router that weighs each expert's input, global layers without RoPE) is "
-                "planned but not run yet");
-        check_attention_supported(p);
+        check_runnable(p);
         for (std::size_t b = 0; b < g.n_buffers; ++b)
             buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
         // Resolve every op's kernel once (per layer kind for block ops), so a format the backend
@@ -113,15 +131,6 @@ private:
         std::span<const std::int32_t> tokens, positions;
         std::uint64_t tokens_n = 0, outputs = 0;
     };
-
-    // Full and sliding-window layers run (a sliding layer's cache is its planned ring, and its
-    // queries see their window); Llama 4's chunked layers are planned only.
-    static void check_attention_supported(const plan& p) {
-        for (std::uint32_t k = 0; k < p.model.n_kinds; ++k)
-            if (p.model.kinds[k].attention == attention_kind::chunked)
-                throw error("this model's chunked layers (chunks of " + std::to_string(p.model.shape.attention_chunk) +
-                            " tokens) are planned but not run yet");
-    }
 
     format weight_format(const graph_op& o, std::uint32_t kind) const {
         const model_desc& m = a_.plan().model;
