@@ -252,8 +252,8 @@ TEST_CASE("streaming most layers through staging gives exactly the resident resu
 }
 
 TEST_CASE(
-    "layers the plan has the CPU compute (offload compute): their KV views are host memory, and the runtime refuses by "
-    "name") {
+    "layers the plan has the CPU compute (offload compute): their cache, weights and activations in the host tier, "
+    "logits exactly the resident ones") {
     test_model::spec s;
     s.layers = 5;
     const written_model written("vramplan_offload_compute.gguf", s, 13);
@@ -268,8 +268,19 @@ TEST_CASE(
     CHECK(a.kv(2, false).where == tier::host);
     CHECK(a.kv(2, true).data == a.base(tier::host) + p.host.kv.offset + p.kv_offset[2] + p.kv_plane_of(2));
     CHECK(a.kv(3, false).data == a.base(tier::gpu) + p.gpu.kv.offset);
-    CHECK_THROWS_WITH_AS(runtime::forward_pass<runtime::cpu_backend>{a},
-                         doctest::Contains("the plan has the CPU compute 3 host-tier layers (offload compute)"), error);
+    CHECK(p.host.activations.bytes == p.gpu.activations.bytes);  // the CPU's copy of the arena
+    // The CPU backend computes those layers in the host tier, handing over only the residual stream
+    // and positions: the same kernels on the same values as with every layer resident.
+    const std::vector<std::int32_t> tokens{4, 8, 15, 16, 23, 42};
+    const auto resident = run(written.path, tokens, 4, 1ull << 30, format{format_id::f16});
+    for (std::uint64_t gpu_layers : {2, 0}) {
+        CAPTURE(gpu_layers);
+        const auto computed = run(written.path, tokens, 4, 1ull << 30, format{format_id::f16},
+                                  {.gpu_layers = gpu_layers, .offload = offload_mode::compute});
+        CHECK(computed.gpu_layers == gpu_layers);
+        CHECK(computed.streamed_copies == 0);
+        CHECK(computed.logits == resident.logits);
+    }
 }
 
 TEST_CASE("one allocation per tier and views at planned offsets and refusal before allocation") {

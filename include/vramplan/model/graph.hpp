@@ -236,6 +236,16 @@ constexpr void validate(const forward_graph& g) {
         if (!used[b]) throw error("forward graph: buffer " + std::string(g.buffers[b].name) + " is never used");
 }
 
+// The buffers the decoder block shares with the ops outside it (the residual stream, positions):
+// they carry values into the block, from layer to layer, and out of it.
+constexpr std::array<bool, max_graph_buffers> carried_buffers(const forward_graph& g) {
+    std::array<bool, max_graph_buffers> inside{}, outside{}, carried{};
+    for (std::uint16_t i = 0; i < g.n_ops; ++i)
+        detail::for_each_touch(g.ops[i], [&](std::uint8_t b, bool) { (g.in_block(i) ? inside : outside)[b] = true; });
+    for (std::size_t b = 0; b < g.n_buffers; ++b) carried[b] = inside[b] && outside[b];
+    return carried;
+}
+
 // Each buffer lives from the first op that touches it to the last. The block's ops stand for every
 // layer, so a buffer the block shares with the ops outside it (the residual stream, positions)
 // carries values from one layer to the next and must live through the whole block. With two
@@ -246,16 +256,16 @@ constexpr void validate(const forward_graph& g) {
 // op is never read again once the other is written.
 constexpr std::array<buffer_span, max_graph_buffers> buffer_spans(const forward_graph& g) {
     std::array<buffer_span, max_graph_buffers> s{};
-    std::array<bool, max_graph_buffers> seen{}, inside{}, outside{};
+    std::array<bool, max_graph_buffers> seen{};
     for (std::uint16_t i = 0; i < g.n_ops; ++i)
         detail::for_each_touch(g.ops[i], [&](std::uint8_t b, bool) {
             if (!seen[b]) s[b].first = i;
             seen[b] = true;
             s[b].last = i;
-            (g.in_block(i) ? inside : outside)[b] = true;
         });
+    const auto carried = carried_buffers(g);
     for (std::size_t b = 0; b < g.n_buffers; ++b)
-        if (inside[b] && outside[b]) {
+        if (carried[b]) {
             if (s[b].first > g.block_begin) s[b].first = g.block_begin;
             if (s[b].last < g.block_end - 1) s[b].last = static_cast<std::uint16_t>(g.block_end - 1);
         }

@@ -51,10 +51,6 @@ inline void check_runnable(const plan& p) {
     check_runnable(p.model);
     if (p.model.activations != format{format_id::f32})
         throw error("the forward pass keeps activations in f32; plan with f32 activations");
-    if (p.host_computed_layers() != 0)
-        throw error("the plan has the CPU compute " + std::to_string(p.host_computed_layers()) +
-                    " host-tier layers (offload compute), which is planned but not run yet; plan with offload stream, "
-                    "which copies those layers to the device for each pass");
 }
 
 template <compute_backend Backend>
@@ -68,8 +64,20 @@ public:
                 "the arena's weights are incomplete: loading them failed part way; load them again before building a "
                 "forward pass");
         check_runnable(p);
-        for (std::size_t b = 0; b < g.n_buffers; ++b)
-            buf_[b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
+        // Layers the plan has the CPU compute run on the backend itself when its device tier is
+        // host memory; beside a GPU they need a second, CPU backend in the pass, not there yet.
+        if (p.host_computed_layers() != 0 && !Backend::device_is_host_memory)
+            throw error("the plan has the CPU compute " + std::to_string(p.host_computed_layers()) +
+                        " host-tier layers (offload compute), which the " + std::string(Backend::name) +
+                        " backend does not run yet; plan with offload stream, which copies those layers to the "
+                        "device for each pass, or run on the CPU backend");
+        // The GPU tier's activations, and the host tier's copy of them for layers the CPU computes.
+        for (std::size_t b = 0; b < g.n_buffers; ++b) {
+            bufs_[0][b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
+            if (p.host.activations.bytes != 0)
+                bufs_[1][b] = a.base(tier::host) + p.host.activations.offset + p.act_offset[b];
+        }
+        carried_ = carried_buffers(g);
         // Resolve every op's kernel once (per layer kind for block ops), so a format the backend
         // cannot compute on fails here, at start-up, not mid-generation.
         // A kind prepares only the ops of its own block variant.
@@ -108,11 +116,16 @@ public:
 
         for (std::size_t i = 0; i < g.block_begin; ++i) run(i, 0, nullptr);
         for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {
-            std::byte* w = streamer_.acquire(l);
+            // A layer the CPU computes reads its weights, cache and activations in the host tier;
+            // only the buffers the block carries (the residual stream, positions) cross over.
+            const bool on_host = p.host_computed(l);
+            use_activations(on_host);
+            std::byte* w = on_host ? a_.base(tier::host) + p.layer_offset[l] : streamer_.acquire(l);
             const auto v = static_cast<std::size_t>(p.model.layer(l).ffn);
             for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i) run(i, l, w);
-            streamer_.release(l);
+            if (!on_host) streamer_.release(l);
         }
+        use_activations(false);
         for (std::size_t i = g.block_end; i < g.n_ops; ++i) run(i, 0, nullptr);
         return result_;
     }
@@ -172,8 +185,22 @@ private:
         return k;
     }
 
-    float* f32(std::uint8_t b) const { return reinterpret_cast<float*>(buf_[b]); }
-    std::int32_t* i32(std::uint8_t b) const { return reinterpret_cast<std::int32_t*>(buf_[b]); }
+    float* f32(std::uint8_t b) const { return reinterpret_cast<float*>(bufs_[host_][b]); }
+    std::int32_t* i32(std::uint8_t b) const { return reinterpret_cast<std::int32_t*>(bufs_[host_][b]); }
+
+    // Switches the ops to the host tier's activations (or back), handing the carried buffers over.
+    void use_activations(bool host) {
+        if (host == host_) return;
+        const plan& p = a_.plan();
+        for (std::size_t b = 0; b < p.graph.n_buffers; ++b) {
+            if (!carried_[b]) continue;
+            if (host)
+                a_.backend().download(bufs_[1][b], bufs_[0][b], p.act[b].bytes);
+            else
+                a_.backend().upload(bufs_[0][b], bufs_[1][b], p.act[b].bytes);
+        }
+        host_ = host;
+    }
 
     const std::byte* weight(const graph_op& o, std::uint64_t layer, const std::byte* layer_base) const {
         const plan& p = a_.plan();
@@ -287,7 +314,9 @@ private:
 
     arena<Backend>& a_;
     layer_streamer<Backend> streamer_;
-    std::array<std::byte*, max_graph_buffers> buf_{};
+    std::array<std::array<std::byte*, max_graph_buffers>, 2> bufs_{};  // [0] GPU tier, [1] host tier
+    std::array<bool, max_graph_buffers> carried_{};
+    bool host_ = false;  // the ops use the host tier's activations
     std::array<std::array<prepared, max_graph_ops>, max_block_kinds> kernels_{};
     pass pass_{};
     const float* result_ = nullptr;
