@@ -198,11 +198,7 @@ TEST_CASE("MoE activations: router logits and the routed rows are planned buffer
 }
 
 TEST_CASE("the real stories260K MoE file: every tensor planned, its bytes exactly the file's") {
-    const std::string path = VRAMPLAN_SHARED_DIR "/models/stories260K-moe-f32.gguf";
-    if (!std::filesystem::exists(path)) {
-        MESSAGE("skipped: " << path << " is absent");
-        return;
-    }
+    VRAMPLAN_SHARED_MODEL_OR_SKIP(path, "stories260K-moe-f32.gguf");
     const auto file = io::gguf_file::open(path);
     const model_desc m = io::describe(file, "stories260K-moe");
     CHECK(m.shape.n_expert == 4);
@@ -429,11 +425,7 @@ TEST_CASE("config.json of qwen3_moe, mixtral, gemma2 and gemma3 (text_config) re
 }
 
 TEST_CASE("experts in the host tier: the first N MoE layers' experts move, the rest of each layer stays, by hand") {
-    const std::string path = VRAMPLAN_SHARED_DIR "/models/stories260K-moe-f32.gguf";
-    if (!std::filesystem::exists(path)) {
-        MESSAGE("skipped: " << path << " is absent");
-        return;
-    }
+    VRAMPLAN_SHARED_MODEL_OR_SKIP(path, "stories260K-moe-f32.gguf");
     const auto file = io::gguf_file::open(path);
     const model_desc m = io::describe(file, "stories260K-moe");
     // A layer's slot (f32, 32-byte aligned): norms 2 x 256, q and o 16,384 each, k and v 8,192 each,

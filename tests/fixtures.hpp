@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -24,3 +25,12 @@ inline std::string write_temp_text(const std::string& name, const std::string& t
     std::ofstream(path) << text;
     return path;
 }
+
+// The path of a model in ../shared/models, or empty (the caller returns: the test skips) when the
+// folder is absent, as in users' clones; the skip is said in the test's output.
+#define VRAMPLAN_SHARED_MODEL_OR_SKIP(path, file)                 \
+    const std::string path = VRAMPLAN_SHARED_DIR "/models/" file; \
+    if (!std::filesystem::exists(path)) {                         \
+        MESSAGE("skipped: " << path << " is absent");             \
+        return;                                                   \
+    }

@@ -22,18 +22,13 @@ const std::vector<std::int32_t> prompt{5, 17, 33, 2,  40, 11, 29, 8,  3,  60, 14
 }  // namespace
 
 TEST_CASE("a Gemma 2 file runs as the reference: embedding scale, post-norms, GELU and soft-capping") {
-    test_model::spec s;
-    s.arch = "gemma2";
+    test_model::spec s = test_model::gemma2_spec(5);
     s.weights = format{format_id::q8_0};
     s.layers = 4;
-    s.sliding_window = 5;
-    // Small caps, so that tanh bends the random model's scores and logits.
-    s.attn_softcap = 1.5f;
-    s.final_softcap = 4.0f;
     const written_model written("vramplan_gemma2.gguf", s, 3);
     const auto& [path, weights, file, m] = written;
     CHECK(m.shape.embed_scale);
-    CHECK(m.shape.attn_softcap == 1.5f);
+    CHECK(m.shape.attn_softcap == 1.5f);  // small caps, so that tanh bends random scores and logits
     CHECK(m.shape.final_softcap == 4.0f);
     CHECK(m.shape.tied_output);
     CHECK(m.layer(0).attention == attention_kind::sliding);

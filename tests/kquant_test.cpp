@@ -4,6 +4,8 @@
 // dot products and matrix products, and the real Q4_K_M model of ../shared/models.
 #include <doctest/doctest.h>
 
+#include "fixtures.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -302,11 +304,7 @@ TEST_CASE("dot and matrix products on K-quant and fallback rows against a double
 }
 
 TEST_CASE("the real Q4_K_M model (Q4_K, Q6_K, Q5_0 and F32 tensors) generates llama.cpp's greedy text") {
-    const std::string path = VRAMPLAN_SHARED_DIR "/models/stories260K-wide-q4_k_m.gguf";
-    if (!std::filesystem::exists(path)) {
-        MESSAGE("skipped: " << path << " is absent");
-        return;
-    }
+    VRAMPLAN_SHARED_MODEL_OR_SKIP(path, "stories260K-wide-q4_k_m.gguf");
     const auto file = io::gguf_file::open(path);
     const model_desc m = io::describe(file, "wide");
     CHECK(m.layer(0)[tensor_role::attn_q] == format{format_id::q4_k});

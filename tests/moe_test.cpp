@@ -4,6 +4,8 @@
 // llama.cpp's greedy text.
 #include <doctest/doctest.h>
 
+#include "fixtures.hpp"
+
 #include <cmath>
 #include <filesystem>
 
@@ -52,13 +54,10 @@ TEST_CASE("GELU is the tanh form and the sigmoid gate is 1 / (1 + e^-x)") {
 namespace {
 
 test_model::spec moe_spec(const std::string& arch) {
-    test_model::spec s;
+    test_model::spec s = test_model::qwen2moe_spec();
     s.arch = arch;
-    s.weights = format{format_id::q8_0};
-    s.experts = 4;
-    s.used = 2;
-    s.expert_ff = arch == "llama" ? s.ff : 64;  // Mixtral's experts are feed_forward_length wide
-    if (arch == "qwen2moe") s.shared_ff = 96;
+    if (arch != "qwen2moe") s.shared_ff = 0;
+    if (arch == "llama") s.expert_ff = s.ff;  // Mixtral's experts are feed_forward_length wide
     if (arch == "qwen3moe") s.head_dim = 64;  // q wider than the model, as in Qwen3
     return s;
 }
@@ -115,9 +114,7 @@ TEST_CASE("experts in the host tier and streamed MoE layers give exactly the res
 }
 
 TEST_CASE("Phi-3's fused q/k/v and gate/up projections split into the reference's separate ones, every layer sliding") {
-    test_model::spec s;
-    s.arch = "phi3";
-    s.kv_heads = s.heads;  // Phi-3-mini: as many KV heads as query heads
+    test_model::spec s = test_model::phi3_spec();
     s.weights = format{format_id::f16};
     s.sliding_window = 6;  // every layer slides, and its ring wraps within the prompt
     const written_model written("vramplan_phi3.gguf", s, 5);
@@ -136,11 +133,7 @@ TEST_CASE("Phi-3's fused q/k/v and gate/up projections split into the reference'
 }
 
 TEST_CASE("the real stories260K MoE file generates llama.cpp's greedy text, with experts resident or on the host") {
-    const std::string path = VRAMPLAN_SHARED_DIR "/models/stories260K-moe-f32.gguf";
-    if (!std::filesystem::exists(path)) {
-        MESSAGE("skipped: " << path << " is absent");
-        return;
-    }
+    VRAMPLAN_SHARED_MODEL_OR_SKIP(path, "stories260K-moe-f32.gguf");
     const auto file = io::gguf_file::open(path);
     const model_desc m = io::describe(file, "stories260K-moe");
     const io::tokenizer tok = io::tokenizer::from_gguf(file);

@@ -35,17 +35,10 @@ TEST_CASE("the allocation counter sees allocations") {
 TEST_CASE("a decode step allocates nothing on the host, for every architecture, resident or streamed") {
     // Llama; Qwen2-MoE (routing, experts, the gated shared expert; experts also in the host tier);
     // Phi-3 (fused projections); Gemma 2 (a sliding window whose ring wraps, soft-capping).
-    test_model::spec llama, moe, phi3, gemma2;
+    test_model::spec llama;
     llama.weights = format{format_id::q4_0};
-    moe.arch = "qwen2moe";
-    moe.experts = 4, moe.used = 2, moe.expert_ff = 64, moe.shared_ff = 96;
-    phi3.arch = "phi3";
-    phi3.kv_heads = phi3.heads;
-    gemma2.arch = "gemma2";
-    gemma2.sliding_window = 4;
-    gemma2.attn_softcap = 1.5f;
-    gemma2.final_softcap = 4.0f;
-    for (const test_model::spec& s : {llama, moe, phi3, gemma2})
+    for (const test_model::spec& s :
+         {llama, test_model::qwen2moe_spec(), test_model::phi3_spec(), test_model::gemma2_spec(4)})
         for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}, all_gpu_layers - 1}) {
             CAPTURE(s.arch);
             CAPTURE(gpu_layers);

@@ -56,6 +56,35 @@ struct spec {
     }
 };
 
+// The architectures' small test models. Qwen2-MoE: four experts of 64, two per token, a gated
+// shared expert of 96 (q8_0 weights).
+inline spec qwen2moe_spec() {
+    spec s;
+    s.arch = "qwen2moe";
+    s.weights = format{format_id::q8_0};
+    s.experts = 4;
+    s.used = 2;
+    s.expert_ff = 64;
+    s.shared_ff = 96;
+    return s;
+}
+// Phi-3: fused projections, as many KV heads as query heads (Phi-3-mini's).
+inline spec phi3_spec() {
+    spec s;
+    s.arch = "phi3";
+    s.kv_heads = s.heads;
+    return s;
+}
+// Gemma 2: a sliding window of `window` positions, caps small enough to bend random scores.
+inline spec gemma2_spec(std::uint64_t window) {
+    spec s;
+    s.arch = "gemma2";
+    s.sliding_window = window;
+    s.attn_softcap = 1.5f;
+    s.final_softcap = 4.0f;
+    return s;
+}
+
 // Weights as the file stores them, dequantized, in double.
 struct weights {
     spec s;

@@ -275,21 +275,11 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
     // a qwen2 model (q/k/v biases, NeoX-style RoPE pairs), Qwen2-MoE (routing, experts, the gated
     // shared expert; its experts also read from the host tier), Phi-3 (fused projections split) and
     // Gemma 2 (embedding scale, soft-capping, GELU, post-norms, a 3-token sliding window).
-    test_model::spec llama31, qwen2, moe, phi3, gemma2;
+    test_model::spec llama31, qwen2;
     llama31.rope_freqs = true;
     qwen2.arch = "qwen2";
-    moe.arch = "qwen2moe";
-    moe.experts = 4;
-    moe.used = 2;
-    moe.expert_ff = 64;
-    moe.shared_ff = 96;
-    phi3.arch = "phi3";
-    phi3.kv_heads = phi3.heads;
-    gemma2.arch = "gemma2";
-    gemma2.sliding_window = 3;
-    gemma2.attn_softcap = 1.5f;
-    gemma2.final_softcap = 4.0f;
-    for (test_model::spec s : {llama31, qwen2, moe, phi3, gemma2}) {
+    for (test_model::spec s :
+         {llama31, qwen2, test_model::qwen2moe_spec(), test_model::phi3_spec(), test_model::gemma2_spec(3)}) {
         CAPTURE(s.arch);
         s.weights = format{format_id::q8_0};
         s.layers = 4;

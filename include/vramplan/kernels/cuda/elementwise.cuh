@@ -76,29 +76,30 @@ __global__ void add_rows_kernel(float* y, const float* bias, std::uint64_t n, st
 
 inline unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 256); }
 
+// One thread per value of n, 256 to a block, then the launch's error check.
+template <class... Params, class... Args>
+void launch_elementwise(void (*kernel)(Params...), std::uint64_t n, const char* name, cudaStream_t s, Args... args) {
+    kernel<<<blocks_for(n), 256, 0, s>>>(args...);
+    check_launch(name);
+}
+
 inline void swiglu(float* gate, const float* up, std::uint64_t n, cudaStream_t s) {
-    swiglu_kernel<<<blocks_for(n), 256, 0, s>>>(gate, up, n);
-    check_launch("swiglu_kernel");
+    launch_elementwise(swiglu_kernel, n, "swiglu_kernel", s, gate, up, n);
 }
 inline void geglu(float* gate, const float* up, std::uint64_t n, cudaStream_t s) {
-    geglu_kernel<<<blocks_for(n), 256, 0, s>>>(gate, up, n);
-    check_launch("geglu_kernel");
+    launch_elementwise(geglu_kernel, n, "geglu_kernel", s, gate, up, n);
 }
 inline void gate_scale(float* x, const float* g, std::uint64_t rows, std::uint64_t n, cudaStream_t s) {
-    gate_scale_kernel<<<blocks_for(n * rows), 256, 0, s>>>(x, g, rows, n);
-    check_launch("gate_scale_kernel");
+    launch_elementwise(gate_scale_kernel, n * rows, "gate_scale_kernel", s, x, g, rows, n);
 }
 inline void softcap(float* x, std::uint64_t n, float cap, cudaStream_t s) {
-    softcap_kernel<<<blocks_for(n), 256, 0, s>>>(x, n, cap);
-    check_launch("softcap_kernel");
+    launch_elementwise(softcap_kernel, n, "softcap_kernel", s, x, n, cap);
 }
 inline void add(float* x, const float* y, std::uint64_t n, cudaStream_t s) {
-    add_kernel<<<blocks_for(n), 256, 0, s>>>(x, y, n);
-    check_launch("add_kernel");
+    launch_elementwise(add_kernel, n, "add_kernel", s, x, y, n);
 }
 inline void add_rows(float* y, const float* bias, std::uint64_t n, std::uint64_t rows, cudaStream_t s) {
-    add_rows_kernel<<<blocks_for(n * rows), 256, 0, s>>>(y, bias, n, rows);
-    check_launch("add_rows_kernel");
+    launch_elementwise(add_rows_kernel, n * rows, "add_rows_kernel", s, y, bias, n, rows);
 }
 
 // Embedding rows of any kernel format (the table may sit in pinned host memory: it is mapped).
