@@ -720,19 +720,130 @@ struct jetson_orin_nx_16gb {
                                        .aliases = "orin-nx jetson-orin-nx"};
 };
 
+// GeForce GTX 1060 6GB: 6 GB GDDR5, 192 GB/s; PCIe 3.0 x16
+struct gtx_1060_6gb {
+    static constexpr target_desc value{.name = "GTX 1060 6GB",
+                                       .capacity = 6 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 192 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 6,
+                                       .cc_minor = 1,
+                                       .unified = false,
+                                       .aliases = "1060 gtx1060"};
+};
+// GeForce GTX 1660: 6 GB GDDR5, 192 GB/s; PCIe 3.0 x16
+struct gtx_1660 {
+    static constexpr target_desc value{.name = "GTX 1660",
+                                       .capacity = 6 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 192 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "1660 gtx1660"};
+};
+// GeForce GTX 1660 Ti: 6 GB GDDR6, 288 GB/s; PCIe 3.0 x16
+struct gtx_1660_ti {
+    static constexpr target_desc value{.name = "GTX 1660 Ti",
+                                       .capacity = 6 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 288 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 7,
+                                       .cc_minor = 5,
+                                       .unified = false,
+                                       .aliases = "1660ti gtx1660ti"};
+};
+// GeForce RTX 3050 (desktop, 8 GB): 8 GB GDDR6, 224 GB/s; PCIe 4.0 x8
+struct rtx_3050_8gb {
+    static constexpr target_desc value{.name = "RTX 3050 8GB",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 224 * GBps,
+                                       .link_bandwidth = 16 * GBps,
+                                       .cc_major = 8,
+                                       .cc_minor = 6,
+                                       .unified = false,
+                                       .aliases = "3050 rtx3050"};
+};
+// GeForce RTX 5060: 8 GB GDDR7, 448 GB/s; PCIe 5.0 x8
+struct rtx_5060 {
+    static constexpr target_desc value{.name = "RTX 5060",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 448 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 12,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "5060 rtx5060"};
+};
+// GeForce RTX 5060 Ti: 8 or 16 GB GDDR7, 448 GB/s; PCIe 5.0 x8
+struct rtx_5060_ti_8gb {
+    static constexpr target_desc value{.name = "RTX 5060 Ti 8GB",
+                                       .capacity = 8 * GiB,
+                                       .reserve = 512 * MiB,
+                                       .memory_bandwidth = 448 * GBps,
+                                       .link_bandwidth = 32 * GBps,
+                                       .cc_major = 12,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "5060ti rtx5060ti"};
+};
+// NVIDIA RTX PRO 6000 Blackwell (Workstation Edition) datasheet: 96 GB GDDR7 with ECC, 1792 GB/s; PCIe 5.0 x16
+struct rtx_pro_6000 {
+    static constexpr target_desc value{.name = "RTX PRO 6000 Blackwell",
+                                       .capacity = 96 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 1792 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 12,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "pro6000 rtx-pro-6000"};
+};
+// Jetson AGX Thor developer kit (T5000 module): 128 GB LPDDR5X, 273 GB/s, shared with the CPU;
+// compute capability 11.0 as CUDA 13 numbers it (sm_110)
+struct jetson_agx_thor {
+    static constexpr target_desc value{.name = "Jetson AGX Thor 128GB",
+                                       .capacity = 128 * GiB,
+                                       .reserve = 1536 * MiB,
+                                       .memory_bandwidth = 273 * GBps,
+                                       .link_bandwidth = 273 * GBps,
+                                       .cc_major = 11,
+                                       .cc_minor = 0,
+                                       .unified = true,
+                                       .aliases = "thor agx-thor jetson-agx-thor"};
+};
+// The same card with 16 GB.
+struct rtx_5060_ti_16gb {
+    static constexpr target_desc value = [] {
+        target_desc t = rtx_5060_ti_8gb::value;
+        t.name = "RTX 5060 Ti 16GB";
+        t.capacity = 16 * GiB;
+        return t;
+    }();
+};
+
 // Families in order, desktop then laptop parts (their memory clocks and PCIe lanes are the laptop
 // maker's, so their rates are 0: unknown, and decode is not predicted), then workstation, data
 // center and Jetson.
-inline constexpr std::array<target_desc, 58> catalog{
+inline constexpr std::array<target_desc, 67> catalog{
+    gtx_1060_6gb::value,
     gtx_1070::value,
     gtx_1080::value,
     gtx_1080_ti::value,
     gtx_1650::value,
+    gtx_1660::value,
+    gtx_1660_ti::value,
     gtx_1660_super::value,
     rtx_2060::value,
     rtx_2070::value,
     rtx_2080::value,
     rtx_2080_ti::value,
+    rtx_3050_8gb::value,
     rtx_3060_12gb::value,
     rtx_3060_ti::value,
     rtx_3070::value,
@@ -750,6 +861,9 @@ inline constexpr std::array<target_desc, 58> catalog{
     rtx_4080::value,
     rtx_4080_super::value,
     rtx_4090::value,
+    rtx_5060::value,
+    rtx_5060_ti_8gb::value,
+    rtx_5060_ti_16gb::value,
     rtx_5070::value,
     rtx_5070_ti::value,
     rtx_5080::value,
@@ -769,6 +883,7 @@ inline constexpr std::array<target_desc, 58> catalog{
     rtx_4000_ada::value,
     rtx_5000_ada::value,
     rtx_6000_ada::value,
+    rtx_pro_6000::value,
     a10::value,
     l4::value,
     l40s::value,
@@ -782,6 +897,7 @@ inline constexpr std::array<target_desc, 58> catalog{
     jetson_orin_nano_8gb::value,
     jetson_orin_nx_16gb::value,
     jetson_agx_orin_64gb::value,
+    jetson_agx_thor::value,
 };
 
 inline const target_desc* find(std::string_view name) { return vramplan::detail::find_by_name(catalog, name, "GPU"); }
