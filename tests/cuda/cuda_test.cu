@@ -67,6 +67,27 @@ double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // Against a double-precision product of the stored (dequantized) weights with x: the GPU keeps x
 // in f32 (W8A16/W4A16), unlike the CPU's Q4_0 path, which rounds x to Q8_0 blocks as llama.cpp does.
 // A: the activations' type, float or __half (then x is rounded to f16 for the reference too).
+// Rows of a format that is only read (the K-quants and the 32-value fallbacks have no quantizer
+// here): random bytes, with each block's f16 scales set to small finite values so that every
+// value is a number; the reference decodes the same bytes.
+template <kernel_format F>
+std::vector<std::uint8_t> random_blocks(std::uint64_t rows, std::uint64_t cols, std::uint64_t seed) {
+    using B = typename kernels::block_of<F>::type;
+    std::vector<std::uint8_t> bytes(kernels::kernel_row_bytes(F, cols) * rows);
+    std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (auto& byte : bytes) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        byte = static_cast<std::uint8_t>(state >> 56);
+    }
+    auto* blocks = reinterpret_cast<B*>(bytes.data());
+    for (std::uint64_t i = 0; i < bytes.size() / sizeof(B); ++i) {
+        blocks[i].d = to_half(0.01f + 0.001f * static_cast<float>(i % 7));
+        if constexpr (requires { blocks[i].dmin; }) blocks[i].dmin = to_half(0.004f);
+        if constexpr (requires { blocks[i].m; }) blocks[i].m = to_half(-0.02f);
+    }
+    return bytes;
+}
+
 template <kernel_format F, class A = float>
 void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) {
     CAPTURE(std::string(kernels::kernel_format_name(F)));
@@ -75,7 +96,11 @@ void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) 
     CAPTURE(rows);
     CAPTURE(cols);
     CAPTURE(tokens);
-    const auto w = store_rows<F>(random_values(rows * cols, rows), rows, cols);
+    std::vector<std::uint8_t> w;
+    if constexpr (kernels::stores_rows(F))
+        w = store_rows<F>(random_values(rows * cols, rows), rows, cols);
+    else
+        w = random_blocks<F>(rows, cols, rows);
     auto x = random_values(tokens * cols, cols);
     std::vector<A> xa(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -137,6 +162,16 @@ TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
     check_matmul<kernel_format::q4_0>(3, 11008, 1);
     check_matmul<kernel_format::q4_0>(2, 96, 3);
     check_matmul<kernel_format::bf16>(6, 512, 2);
+    // The formats read element by element through the shared block math.
+    check_matmul<kernel_format::q4_1>(7, 96, 2);
+    check_matmul<kernel_format::q5_0>(5, 64, 3);
+    check_matmul<kernel_format::q5_1>(6, 128, 1);
+    check_matmul<kernel_format::iq4_nl>(4, 96, 2);
+    check_matmul<kernel_format::q2_k>(5, 512, 2);
+    check_matmul<kernel_format::q3_k>(3, 256, 1);
+    check_matmul<kernel_format::q4_k>(9, 512, 3);
+    check_matmul<kernel_format::q5_k>(4, 256, 2);
+    check_matmul<kernel_format::q6_k>(6, 768, 1);
     // f16 activations (W8A16, W4A16) on every path: staged, chunked, element by element.
     check_matmul<kernel_format::q8_0, __half>(64, 4096, 1);
     check_matmul<kernel_format::q4_0, __half>(9, 2048, 5);

@@ -20,6 +20,12 @@ namespace vramplan::gpu {
 
 __device__ inline float half_to_float(std::uint16_t bits) { return __half2float(__ushort_as_half(bits)); }
 
+// The formats with a chunk reader below; the others are read element by element.
+constexpr bool has_chunk8(kernels::kernel_format f) {
+    return f == kernels::kernel_format::f32 || f == kernels::kernel_format::f16 || f == kernels::kernel_format::bf16 ||
+           f == kernels::kernel_format::q8_0 || f == kernels::kernel_format::q4_0;
+}
+
 template <kernels::kernel_format F>
 struct chunk8;
 

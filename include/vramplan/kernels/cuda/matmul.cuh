@@ -142,21 +142,25 @@ void matmul(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64
     constexpr bool dense =
         F == kernels::kernel_format::f32 || F == kernels::kernel_format::f16 || F == kernels::kernel_format::bf16;
     auto aligned = [](const void* p, std::uintptr_t to) { return reinterpret_cast<std::uintptr_t>(p) % to == 0; };
-    // Chunks need rows of a multiple of 8 values and, for the dense formats, 16-byte aligned rows.
-    if (cols % 8 != 0 || !aligned(x, 16) || !aligned(w, dense ? 16 : 2)) {
-        matmul_elementwise<F, A><<<grid(1, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
-        return check_launch("matmul_elementwise");
+    // Chunks need a chunk reader for the format, rows of a multiple of 8 values and, for the dense
+    // formats, 16-byte aligned rows.
+    const bool chunks = has_chunk8(F) && cols % 8 == 0 && aligned(x, 16) && aligned(w, dense ? 16 : 2);
+    if constexpr (has_chunk8(F)) {
+        if (chunks) {
+            // Dense weights outweigh the activations they meet: one row per warp. Quantized ones are 2
+            // to 7 times smaller than f32 activations: four rows per warp share each activation load.
+            constexpr int rows_per_warp = dense ? 1 : 4;
+            if (tokens == 1)
+                matmul_chunked<F, A, 1, rows_per_warp, dense ? 4 : 2>
+                    <<<grid(rows_per_warp, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
+            else
+                matmul_chunked<F, A, 4, rows_per_warp, 1>
+                    <<<grid(rows_per_warp, 4), block, 0, stream>>>(w, x, y, rows, cols, tokens);
+            return check_launch("matmul_chunked");
+        }
     }
-    // Dense weights outweigh the activations they meet: one row per warp. Quantized ones are 2 to
-    // 7 times smaller than f32 activations: four rows per warp share each activation load.
-    constexpr int rows_per_warp = dense ? 1 : 4;
-    if (tokens == 1)
-        matmul_chunked<F, A, 1, rows_per_warp, dense ? 4 : 2>
-            <<<grid(rows_per_warp, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
-    else
-        matmul_chunked<F, A, 4, rows_per_warp, 1>
-            <<<grid(rows_per_warp, 4), block, 0, stream>>>(w, x, y, rows, cols, tokens);
-    check_launch("matmul_chunked");
+    matmul_elementwise<F, A><<<grid(1, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
+    check_launch("matmul_elementwise");
 }
 
 }  // namespace vramplan::gpu
