@@ -23,6 +23,13 @@ inline constexpr std::uint64_t MiB = 1ull << 20;
 inline constexpr std::uint64_t GB = 1000ull * 1000 * 1000;
 inline constexpr std::uint64_t GBps = GB;  // bytes per second
 
+// The same card with another memory size (an "8 GB or 16 GB" part): everything else is equal.
+constexpr target_desc with_memory(target_desc t, std::string_view name, std::uint64_t capacity) {
+    t.name = name;
+    t.capacity = capacity;
+    return t;
+}
+
 // GeForce GTX 1080 Ti: 11 GB GDDR5X, 484 GB/s; PCIe 3.0 x16
 struct gtx_1080_ti {
     static constexpr target_desc value{.name = "GTX 1080 Ti",
@@ -121,12 +128,7 @@ struct rtx_4060_ti_8gb {
 };
 // The same card with 16 GB.
 struct rtx_4060_ti_16gb {
-    static constexpr target_desc value = [] {
-        target_desc t = rtx_4060_ti_8gb::value;
-        t.name = "RTX 4060 Ti 16GB";
-        t.capacity = 16 * GiB;
-        return t;
-    }();
+    static constexpr target_desc value = with_memory(rtx_4060_ti_8gb::value, "RTX 4060 Ti 16GB", 16 * GiB);
 };
 // GeForce RTX 4070: 12 GB GDDR6X, 504 GB/s; PCIe 4.0 x16
 struct rtx_4070 {
@@ -819,12 +821,7 @@ struct jetson_agx_thor {
 };
 // The same card with 16 GB.
 struct rtx_5060_ti_16gb {
-    static constexpr target_desc value = [] {
-        target_desc t = rtx_5060_ti_8gb::value;
-        t.name = "RTX 5060 Ti 16GB";
-        t.capacity = 16 * GiB;
-        return t;
-    }();
+    static constexpr target_desc value = with_memory(rtx_5060_ti_8gb::value, "RTX 5060 Ti 16GB", 16 * GiB);
 };
 
 // Families in order, desktop then laptop parts (their memory clocks and PCIe lanes are the laptop
