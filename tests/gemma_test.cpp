@@ -5,7 +5,9 @@
 
 #include <cmath>
 
+#include "fixtures.hpp"
 #include "reference_run.hpp"
+#include "vramplan/io/hf_config.hpp"
 #include "vramplan/model/decoder_graph.hpp"
 #include "vramplan/model/presets.hpp"
 
@@ -97,4 +99,26 @@ TEST_CASE("Gemma's softmax scale follows query_pre_attn_scalar, and the presets 
     CHECK(g.ops[g.first_op(op_kind::embed)].scale == doctest::Approx(std::sqrt(3584.0)).epsilon(1e-7));
     CHECK(presets::gemma3_27b_entry.shape.query_pre_attn_scalar == 168.0f);  // 5376 / 32
     CHECK(presets::gemma3_4b_entry.shape.rope_base_local == 10000.0f);
+}
+
+TEST_CASE("a Gemma soft-capping or query scale that is not a positive number is refused, naming the key") {
+    // GGUF: a cap of 0 would divide by zero in c tanh(x / c).
+    test_model::spec s = test_model::gemma2_spec(5);
+    s.attn_softcap = 0.0f;
+    const std::string path = test_temp_path("vramplan_gemma2_bad_cap.gguf");
+    test_model::write(path, s, 1);
+    CHECK_THROWS_WITH_AS(
+        io::describe(io::gguf_file::open(path)),
+        doctest::Contains("metadata key 'gemma2.attn_logit_softcapping' is 0; a soft-capping value is a "
+                          "positive number"),
+        error);
+    std::filesystem::remove(path);
+    // config.json: the key is named with what it must be; null means none.
+    const std::string config = write_temp_text("vramplan_gemma2_bad_scalar.json", R"({
+        "model_type": "gemma2", "vocab_size": 256000, "hidden_size": 3584, "num_hidden_layers": 42,
+        "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "intermediate_size": 14336,
+        "sliding_window": 4096, "query_pre_attn_scalar": -256, "final_logit_softcapping": null})");
+    CHECK_THROWS_WITH_AS(io::shape_from_config(config),
+                         doctest::Contains("'query_pre_attn_scalar' must be a positive number (or null: none)"), error);
+    std::filesystem::remove(config);
 }

@@ -60,8 +60,12 @@ inline std::uint64_t uniform_per_layer(const gguf_file& g, const std::string& ke
 // A soft-capping value: the key's, which must be positive, or the architecture's default.
 inline float positive_or(const gguf_file& g, const std::string& key, float fallback) {
     const double v = g.get_float(key, fallback);
-    if (!(v > 0.0) || v > 1e30)
-        g.fail("metadata key '" + key + "' is " + std::to_string(v) + "; a soft-capping value is a positive number");
+    if (!(v > 0.0) || v > 1e30) {
+        char text[32];
+        const auto end = std::to_chars(text, text + sizeof text, v).ptr;  // shortest form: "0", not "0.000000"
+        g.fail("metadata key '" + key + "' is " + std::string(text, end) +
+               "; a soft-capping value is a positive number (Gemma 2's files give 50 and 30)");
+    }
     return static_cast<float>(v);
 }
 }  // namespace detail
