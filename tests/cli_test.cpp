@@ -202,7 +202,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     const auto m = run("models");
     CHECK(m.rc == 0);
     CHECK(m.out.find("70,553,706,496") != std::string::npos);
-    CHECK(lines(m.out) == 25);                                        // a header and 24 presets
+    CHECK(lines(m.out) == 27);                                        // a header and 26 presets
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
@@ -729,6 +729,31 @@ TEST_CASE("MoE and sliding-window models: --host-experts, active parameters and 
     CHECK(run("plan -m llama4-scout -g h200 --weights q4_k --ctx 65536")
               .out.find("36 chunked-attention layers (8192 positions, a cache ring of 8703 at this micro-batch) and "
                         "12 full-attention layers") != std::string::npos);
+}
+
+TEST_CASE("gpt-oss: MXFP4 experts as released, --expert-weights to change them, 12 sliding layers") {
+    const auto j = run_json("plan -m gpt-oss-20b -g rtx-4090 --ctx 8192", 0);
+    CHECK(j["params"] == 20'914'757'184ull);
+    CHECK(j["sliding_window"] == 128);
+    // 12 full layers hold 8192 positions, 12 sliding ones 128 + 512 - 1; 8 KV heads of 64, f16.
+    CHECK(j["kv_bytes"] == (12ull * 8192 + 12ull * 639) * 8 * 64 * 2 * 2);
+    CHECK(j["layer_kinds"][0]["attention"] == "sliding");
+    CHECK(j["layer_kinds"][1]["attention"] == "full");
+    // Q8_0 experts instead of MXFP4: 34 bytes per 32 values instead of 17, over 24 layers of
+    // 32 experts x 3 projections of 2880 x 2880.
+    const auto q8 = run_json("plan -m gpt-oss-20b -g rtx-4090 --ctx 8192 --expert-weights q8_0", 0);
+    CHECK(q8["weights_bytes"].get<std::uint64_t>() - j["weights_bytes"].get<std::uint64_t>() ==
+          24ull * 32 * 3 * 2880 * 2880 / 32 * (34 - 17));
+    CHECK(run("plan -m gpt-oss-20b -g rtx-4090 --emit llama.cpp")
+              .out.find("the GGUF file of gpt-oss-20b with f16 weights and mxfp4 experts") != std::string::npos);
+    const auto dense = run("plan -m llama-3-8b -g rtx-4090 --expert-weights q8_0");
+    CHECK(dense.rc == 2);
+    CHECK(dense.out.find("--expert-weights: Llama-3-8B has no experts") != std::string::npos);
+    // 2880-value rows hold no K-quant block: asked for every matrix, Q4_K takes only the 4096-wide
+    // attention output and the rest stays as it was.
+    const auto k = run_json("plan -m gpt-oss-20b -g rtx-4090 --ctx 8192 --weights q4_k", 0);
+    CHECK(k["weights_bytes"].get<std::uint64_t>() ==
+          j["weights_bytes"].get<std::uint64_t>() - 24ull * 2880 * 4096 * 2 + 24ull * 2880 * 4096 / 256 * 144);
 }
 
 TEST_CASE("--offload compute keeps the host layers' KV cache in host memory; advise says what to combine") {

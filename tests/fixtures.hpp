@@ -11,12 +11,13 @@
 #include "temp_path.hpp"
 #include "vramplan/io/gguf_writer.hpp"
 
-// An f32 tensor of zeros; dims innermost first, as GGUF lists them.
-inline void add_zero_tensor(vramplan::io::gguf_writer& w, const std::string& name, std::vector<std::uint64_t> dims) {
-    std::uint64_t n = 1;
-    for (auto d : dims) n *= d;
-    const std::vector<float> zeros(n);
-    w.add_tensor(name, dims, vramplan::format{vramplan::format_id::f32}, zeros.data(), n * 4);
+// A tensor of zero bytes in format f (f32 unless given); dims innermost first, as GGUF lists them.
+inline void add_zero_tensor(vramplan::io::gguf_writer& w, const std::string& name, std::vector<std::uint64_t> dims,
+                            vramplan::format f = vramplan::format{vramplan::format_id::f32}) {
+    std::uint64_t rows = 1;
+    for (std::size_t d = 1; d < dims.size(); ++d) rows *= dims[d];
+    const std::vector<std::uint8_t> zeros(vramplan::tensor_bytes(f, rows, dims.at(0)));
+    w.add_tensor(name, dims, f, zeros.data(), zeros.size());
 }
 
 // Writes `text` to a fresh temporary file and returns its path.

@@ -91,8 +91,11 @@ struct model_choice {
     std::vector<std::string> notes;  // what the input describes that is not planned
 };
 
-// weights/kv: empty = the default (f16 for presets and configs; as stored for GGUF, f16 KV).
-inline model_choice load_model(const std::string& spec, const std::string& weights, const std::string& kv) {
+// weights/kv: empty = the default (f16 for presets and configs; as stored for GGUF, f16 KV; a
+// preset's experts as its release stores them). expert_weights: the routed experts' format, after
+// weights (empty: as weights left them).
+inline model_choice load_model(const std::string& spec, const std::string& weights, const std::string& kv,
+                               const std::string& expert_weights = {}) {
     model_choice c;
     const format kv_fmt = kv.empty() ? format{format_id::f16} : format_by_name(kv);
     // Presets and configs start in f16; a requested weight format applies to every matrix whose
@@ -125,6 +128,11 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
         c.desc = presets::describe(e, f16_policy);
     }
     if (!weights.empty()) c.desc = requantize_weights(c.desc, format_by_name(weights));
+    if (!expert_weights.empty()) {
+        if (moe_layer_count(c.desc) == 0)
+            throw error("--expert-weights: " + c.name + " has no experts (it is not a mixture-of-experts model)");
+        c.desc = with_expert_format(c.desc, format_by_name(expert_weights));
+    }
     c.desc.kv = kv_fmt;
     c.desc.name = intern(c.name);
     validate_formats(c.desc);

@@ -42,9 +42,14 @@ namespace detail {
 // A .gguf path as given; otherwise a placeholder, named on a comment line of its own.
 inline std::string model_argument(const engine_request& r, const plan& p, const char* placeholder, std::string& out) {
     if (r.model.ends_with(".gguf")) return r.model;
-    out += fmt::format("# {}: the {} of {} with {} weights\n", placeholder,
+    // The experts' format when it is not the other weights' (gpt-oss's MXFP4 experts).
+    const block_kind& last = p.model.layer(p.model.shape.n_layer - 1);
+    const format weights = last[tensor_role::attn_q], experts = last[tensor_role::ffn_gate_exps];
+    const std::string with_experts =
+        last.ffn == ffn_kind::moe && experts != weights ? fmt::format(" and {} experts", name(experts)) : std::string();
+    out += fmt::format("# {}: the {} of {} with {} weights{}\n", placeholder,
                        std::string_view(placeholder).ends_with(".gguf") ? "GGUF file" : "checkpoint", r.model,
-                       name(p.model.layer(0)[tensor_role::attn_q]));
+                       name(weights), with_experts);
     return placeholder;
 }
 

@@ -21,8 +21,9 @@ using namespace vramplan;
 namespace {
 
 struct plan_args {
-    std::string model, gpu, weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve, svg, emit, split,
-                                         host_experts, host_bandwidth, offload = "stream";
+    std::string model, gpu, weights, expert_weights, kv, attention = "fused", gpu_layers = "all", host_ram, reserve,
+                                                         svg, emit, split, host_experts, host_bandwidth,
+                                                         offload = "stream";
     std::uint64_t ctx = 4096, batch = 1, ubatch = 512, gpus = 1, tp = 1, nodes = 1;
     bool json = false;
 };
@@ -40,6 +41,8 @@ void add_plan_options(CLI::App* c, plan_args& a) {
         ->check(cli::count)
         ->capture_default_str();
     c->add_option("--weights", a.weights, "weight format for every matrix (f16, q8_0, q4_0, q4_k, ...)");
+    c->add_option("--expert-weights", a.expert_weights,
+                  "format of the routed experts' matrices, after --weights (gpt-oss's release: mxfp4)");
     c->add_option("--kv", a.kv, "KV cache format (f16, bf16, q8_0, q4_0, fp8, f32)");
     c->add_option("--attention", a.attention, "fused or naive attention kernel")
         ->check(CLI::IsMember({"fused", "naive"}))
@@ -89,7 +92,7 @@ struct inputs {
 
 inputs resolve(const plan_args& a) {
     inputs in;
-    in.model = cli::load_model(a.model, a.weights, a.kv);
+    in.model = cli::load_model(a.model, a.weights, a.kv, a.expert_weights);
     if (a.tp > 1) {
         in.model.desc = tensor_parallel_shard(in.model.desc, a.tp);
         in.model.name += " (1/" + std::to_string(a.tp) + " tensor-parallel shard)";

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "vramplan/io/gguf_reader.hpp"
+#include "vramplan/model/tensor_role.hpp"
 
 namespace vramplan::io {
 
@@ -27,6 +28,7 @@ struct gguf_architecture {
     std::uint64_t window_period = 0;   // with slides or chunk: every P-th layer is global (0: none is)
     std::uint64_t default_window = 0;  // with slides: when the key is absent (0: the key is required)
     bool window_optional = false;      // with slides: no key, no window
+    bool pattern_key = false;          // with slides: attention.sliding_window_pattern may replace the period
     bool fused = false;                // q/k/v and gate/up stored fused (attn_qkv, a double ffn_up)
     // Chunked attention of this many positions in the local layers, unless the file's
     // attention.sliding_window says otherwise (0: none, as MobileLLM's llama4 files say).
@@ -41,12 +43,15 @@ struct gguf_architecture {
     float rope_base_local = 0.0f;
     std::uint64_t embd_per_head_query_scale_layers = 0;
     bool llama4_block = false;  // Llama 4's routing and RoPE-less layers (decoder_shape::llama4_block)
+    // The name of the feed-forward's input norm when it is not ffn_norm.weight (gpt-oss's files call
+    // it post_attention_norm.weight: the norm after the attention, which feeds the experts).
+    std::string_view ffn_norm_tensor = {};
 };
 
 // Gemma 2 alternates local and global layers (layer 0 local), Gemma 3 has five local layers to
 // each global one; llama.cpp fixes both patterns per architecture, as here. Llama files with
 // experts are Mixtral's layout; Qwen2-MoE does not renormalize the chosen experts' weights.
-inline constexpr std::array<gguf_architecture, 9> gguf_architectures{{
+inline constexpr std::array<gguf_architecture, 10> gguf_architectures{{
     {.name = "llama", .moe = moe_layout::optional},
     {.name = "qwen2", .neox = true},
     {.name = "qwen2moe", .neox = true, .moe = moe_layout::required, .expert_width_key = true, .norm_topk_prob = false},
@@ -87,6 +92,18 @@ inline constexpr std::array<gguf_architecture, 9> gguf_architectures{{
      .chunk = 8192,
      .shared_expert = true,
      .llama4_block = true},
+    // gpt-oss: sliding (attention.sliding_window, 128 in both models) and full layers alternate,
+    // layer 0 sliding, unless attention.sliding_window_pattern says otherwise; every layer has
+    // experts, whose softmax over the chosen logits is a renormalization. Its biases and sinks are
+    // found from the tensors the file holds.
+    {.name = "gpt-oss",
+     .neox = true,
+     .moe = moe_layout::required,
+     .expert_width_key = true,
+     .slides = true,
+     .window_period = 2,
+     .pattern_key = true,
+     .ffn_norm_tensor = "post_attention_norm.weight"},
 }};
 
 inline std::string known_architectures() {
@@ -101,6 +118,11 @@ inline const gguf_architecture* find_architecture(std::string_view name) {
     for (const auto& a : gguf_architectures)
         if (a.name == name) return &a;
     return nullptr;
+}
+
+// The name a layer's tensor of role r has in this architecture's files.
+constexpr std::string_view tensor_name(const gguf_architecture& a, tensor_role r) {
+    return r == tensor_role::ffn_norm && !a.ffn_norm_tensor.empty() ? a.ffn_norm_tensor : role_name(r);
 }
 
 }  // namespace vramplan::io

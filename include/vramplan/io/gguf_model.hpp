@@ -110,6 +110,7 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     s.tied_output = g.find_tensor("output.weight") == nullptr;
     s.qkv_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
     s.attn_sinks = g.find_tensor("blk.0.attn_sinks.weight") != nullptr;
+    s.attn_output_bias = g.find_tensor("blk.0.attn_output.bias") != nullptr;
     s.rope_neox = a.neox;
     s.rope_freqs = g.find_tensor("rope_freqs.weight") != nullptr;
     s.rope_factors = g.find_tensor("rope_factors_long.weight") != nullptr;
@@ -174,11 +175,26 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
         if (s.sliding_window == 0)
             g.fail("metadata key '" + p + "attention.sliding_window' is 0; a sliding window holds at least 1 token");
         s.window_period = a.window_period;
+        // gpt-oss's files may give the period (one global layer in every P); 1: every layer is global.
+        if (const std::string key = p + "attention.sliding_window_pattern"; a.pattern_key && g.find(key)) {
+            if (g.find(key)->type == gguf_type::array)
+                g.fail("metadata key '" + key +
+                       "' lists each layer's attention; vramplan plans one global layer in every P only");
+            s.window_period = g.get_uint(key);
+            if (s.window_period == 0) g.fail("metadata key '" + key + "' is 0; give the period (at least 1)");
+            if (s.window_period == 1) s.sliding_window = s.window_period = 0;  // no layer slides
+        }
     }
     if (a.chunk != 0) {
         s.attention_chunk = g.get_uint(p + "attention.sliding_window", a.chunk);
         if (s.attention_chunk != 0) s.window_period = a.window_period;
     }
+    // gpt-oss's biases on the router and on each expert, read from its first layer with experts.
+    for (std::uint64_t l = 0; l < s.n_layer; ++l)
+        if (layer_ffn(s, l) == ffn_kind::moe) {
+            s.expert_bias = g.find_tensor("blk." + std::to_string(l) + ".ffn_gate_exps.bias") != nullptr;
+            break;
+        }
     validate(s);
     return s;
 }
@@ -261,9 +277,10 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
         const gguf_tensor_info* t = g.find_tensor(tensor);
         if (!t) g.fail("missing tensor '" + tensor + "'");
         described.insert(tensor);
-        // GGUF lists dimensions innermost first: [cols], [cols, rows] or [cols, rows, experts].
+        // GGUF lists dimensions innermost first: [cols], [cols, rows], [cols, rows, experts] or, for
+        // a bias row per expert, [cols, experts].
         std::vector<std::uint64_t> want{e.cols};
-        if (e.rows != 1 || e.planes != 1) want.push_back(e.rows);
+        if (e.rows != 1) want.push_back(e.rows);
         if (e.planes != 1) want.push_back(e.planes);
         if (t->dims != want) {
             std::string shape;
@@ -293,7 +310,7 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
             const auto role = static_cast<tensor_role>(r);
             if (!role_present(s, b, role)) continue;
             b.formats.of[r] =
-                expect("blk." + std::to_string(l) + "." + std::string(role_name(role)), role_extent(s, role));
+                expect("blk." + std::to_string(l) + "." + std::string(tensor_name(a, role)), role_extent(s, role));
         }
         m.set_layer(l, b);
     }

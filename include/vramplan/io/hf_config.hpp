@@ -78,9 +78,12 @@ struct config_family {
     std::uint64_t window_period = 0;  // Gemma: every P-th layer is global
     bool fused = false;               // q/k/v and gate/up stored fused (Phi-3: qkv_proj, gate_up_proj)
     bool chunks = false;              // local layers attend within attention_chunk_size (Llama 4)
+    // gpt-oss: attention sinks, biases on the router and the experts, and attention_bias giving the
+    // output projection a bias beside q, k and v.
+    bool oai_block = false;
 };
 
-inline constexpr std::array<config_family, 11> config_families{{
+inline constexpr std::array<config_family, 12> config_families{{
     {.type = "llama"},
     {.type = "mistral", .window_key = true},
     {.type = "mixtral", .moe = config_family::experts::mixtral, .window_key = true},
@@ -105,6 +108,9 @@ inline constexpr std::array<config_family, 11> config_families{{
      .window_period = 6},
     {.type = "phi3", .neox = true, .window_key = true, .fused = true},
     {.type = "llama4_text", .moe = config_family::experts::llama4, .norm_topk_default = false, .chunks = true},
+    // gpt-oss: sliding (layer 0) and full layers alternate, as layer_types lists them; its experts'
+    // softmax over the chosen logits is a renormalization.
+    {.type = "gpt_oss", .neox = true, .moe = config_family::experts::mixtral, .window_period = 2, .oai_block = true},
 }};
 
 // Multimodal checkpoints that nest their language model in text_config, and its model type.
@@ -153,6 +159,10 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
     s.post_norms = f.post_norms;
     s.gelu = f.gelu;
     s.fused_qkv = s.fused_gate_up = f.fused;
+    if (f.oai_block) {
+        s.attn_sinks = s.expert_bias = true;
+        s.attn_output_bias = s.qkv_bias;
+    }
     s.rope_base = c.number_or("rope_theta", 10000.0f);
     if (f.gemma) {
         s.embed_scale = true;

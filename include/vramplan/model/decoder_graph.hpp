@@ -161,6 +161,8 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
                                                                      : static_cast<double>(s.head_dim))),
                   .softcap = s.attn_softcap});
         linear(layer_weight(tensor_role::attn_output), attn_out, attn_proj, E, Q);
+        if (s.attn_output_bias)
+            in_place(add_bias, attn_proj, no_buffer, E, layer_weight(tensor_role::attn_output_bias));
         if (s.post_norms) norm(layer_weight(tensor_role::post_attention_norm), attn_proj, attn_proj);
         in_place(add, x, attn_proj, E);
         norm(layer_weight(tensor_role::ffn_norm), x, ffn_in);

@@ -76,17 +76,19 @@ struct rms_norm {
 // when 1, GQA between), RoPE positions, and a KV cache in format Kv. QkNorm: an RMSNorm per q and
 // k head (Qwen3, Gemma 3). Window > 0: layers attend to a sliding window of that many positions,
 // all of them (WindowPeriod 0) or all but every WindowPeriod-th layer (Gemma's local/global).
-// Chunk > 0 instead: those layers attend within chunks of that many positions (Llama 4).
+// Chunk > 0 instead: those layers attend within chunks of that many positions (Llama 4). OutBias:
+// the output projection has a bias; Sinks: a learned logit per query head (gpt-oss).
 template <std::uint64_t Embd, std::uint64_t NHead, std::uint64_t NHeadKv, std::uint64_t HeadDim, storage_format W,
           bool QkvBias = false, std::uint32_t RopeBase = 10000, storage_format Wv = W, bool QkNorm = false,
-          std::uint64_t Window = 0, std::uint64_t WindowPeriod = 0, std::uint64_t Chunk = 0>
+          std::uint64_t Window = 0, std::uint64_t WindowPeriod = 0, std::uint64_t Chunk = 0, bool OutBias = false,
+          bool Sinks = false>
 struct attention {
     static_assert(NHead % NHeadKv == 0, "n_head must be a multiple of n_head_kv");
     static_assert(Window > 0 || Chunk > 0 || WindowPeriod == 0,
                   "a local/global pattern needs a sliding window or an attention chunk");
     static_assert(Window == 0 || Chunk == 0, "local layers either slide or attend within chunks, not both");
     static constexpr std::uint64_t n_embd = Embd, n_head = NHead, n_head_kv = NHeadKv, head_dim = HeadDim;
-    static constexpr bool qkv_bias = QkvBias, qk_norm = QkNorm;
+    static constexpr bool qkv_bias = QkvBias, qk_norm = QkNorm, attn_output_bias = OutBias, attn_sinks = Sinks;
     static constexpr std::uint64_t sliding_window = Window, window_period = WindowPeriod, attention_chunk = Chunk;
     static constexpr float rope_base =
         static_cast<float>(RopeBase);  // integral: float template arguments are C++20 but not in every compiler yet
@@ -97,14 +99,22 @@ struct attention {
                 detail::prefixed(BOOST_HANA_STRING("attn_k."), linear<Embd, NHeadKv * HeadDim, W, QkvBias>::tensors())),
             hana::concat(
                 detail::prefixed(BOOST_HANA_STRING("attn_v."), linear<Embd, NHeadKv * HeadDim, Wv, QkvBias>::tensors()),
-                detail::prefixed(BOOST_HANA_STRING("attn_output."), linear<NHead * HeadDim, Embd, W>::tensors())));
+                detail::prefixed(BOOST_HANA_STRING("attn_output."),
+                                 linear<NHead * HeadDim, Embd, W, OutBias>::tensors())));
+        auto with_sinks = [&] {
+            if constexpr (Sinks)
+                return hana::append(projections, hana::make_pair(BOOST_HANA_STRING("attn_sinks.weight"),
+                                                                 tensor_spec{f32::value, 1, NHead}));
+            else
+                return projections;
+        }();
         if constexpr (QkNorm)
             return hana::concat(
-                projections,
+                with_sinks,
                 hana::concat(detail::prefixed(BOOST_HANA_STRING("attn_q_norm."), rms_norm<HeadDim>::tensors()),
                              detail::prefixed(BOOST_HANA_STRING("attn_k_norm."), rms_norm<HeadDim>::tensors())));
         else
-            return projections;
+            return with_sinks;
     }
     // K and V rows of one token in this layer.
     template <storage_format Kv>
@@ -127,20 +137,38 @@ struct swiglu_mlp {
 // A mixture of experts: a router (f32, as llama.cpp's quantizer leaves it) choosing NUsed of
 // NExpert SwiGLU experts of FfExpert per token, stacked in one tensor per projection (GGUF's
 // ffn_*_exps, the expert index outermost), and an optional shared expert of FfShared that every
-// token runs, scaled by a sigmoid gate when SharedGate (Qwen2-MoE).
+// token runs, scaled by a sigmoid gate when SharedGate (Qwen2-MoE). ExpertBias: the router and each
+// expert's projections have biases, a row per expert (gpt-oss).
 template <std::uint64_t Embd, std::uint64_t FfExpert, std::uint64_t NExpert, std::uint64_t NUsed, storage_format W,
-          std::uint64_t FfShared = 0, bool SharedGate = false>
+          std::uint64_t FfShared = 0, bool SharedGate = false, storage_format WExperts = W, bool ExpertBias = false>
 struct moe_mlp {
     static_assert(NUsed >= 1 && NUsed <= NExpert, "a token uses 1 to n_expert experts");
     static constexpr std::uint64_t n_ff = FfExpert, n_ff_expert = FfExpert, n_expert = NExpert, n_expert_used = NUsed,
                                    n_ff_shared = FfShared;
-    static constexpr bool shared_expert_gate = SharedGate;
+    static constexpr bool shared_expert_gate = SharedGate, expert_bias = ExpertBias;
     static constexpr auto tensors() {
-        auto routed = hana::make_tuple(
+        auto experts = hana::make_tuple(
             hana::make_pair(BOOST_HANA_STRING("ffn_gate_inp.weight"), tensor_spec{f32::value, NExpert, Embd}),
-            hana::make_pair(BOOST_HANA_STRING("ffn_gate_exps.weight"), tensor_spec{W::value, FfExpert, Embd, NExpert}),
-            hana::make_pair(BOOST_HANA_STRING("ffn_up_exps.weight"), tensor_spec{W::value, FfExpert, Embd, NExpert}),
-            hana::make_pair(BOOST_HANA_STRING("ffn_down_exps.weight"), tensor_spec{W::value, Embd, FfExpert, NExpert}));
+            hana::make_pair(BOOST_HANA_STRING("ffn_gate_exps.weight"),
+                            tensor_spec{WExperts::value, FfExpert, Embd, NExpert}),
+            hana::make_pair(BOOST_HANA_STRING("ffn_up_exps.weight"),
+                            tensor_spec{WExperts::value, FfExpert, Embd, NExpert}),
+            hana::make_pair(BOOST_HANA_STRING("ffn_down_exps.weight"),
+                            tensor_spec{WExperts::value, Embd, FfExpert, NExpert}));
+        auto routed = [&] {
+            if constexpr (ExpertBias)
+                return hana::concat(experts,
+                                    hana::make_tuple(hana::make_pair(BOOST_HANA_STRING("ffn_gate_inp.bias"),
+                                                                     tensor_spec{f32::value, 1, NExpert}),
+                                                     hana::make_pair(BOOST_HANA_STRING("ffn_gate_exps.bias"),
+                                                                     tensor_spec{f32::value, 1, FfExpert, NExpert}),
+                                                     hana::make_pair(BOOST_HANA_STRING("ffn_up_exps.bias"),
+                                                                     tensor_spec{f32::value, 1, FfExpert, NExpert}),
+                                                     hana::make_pair(BOOST_HANA_STRING("ffn_down_exps.bias"),
+                                                                     tensor_spec{f32::value, 1, Embd, NExpert})));
+            else
+                return experts;
+        }();
         if constexpr (FfShared == 0) {
             return routed;
         } else {
@@ -227,6 +255,8 @@ struct decoder_transformer {
         s.head_dim = attn::head_dim;
         s.n_ff = Block::mlp_type::n_ff;
         s.qkv_bias = attn::qkv_bias;
+        s.attn_output_bias = attn::attn_output_bias;
+        s.attn_sinks = attn::attn_sinks;
         s.tied_output = is_tied;
         s.rope_base = attn::rope_base;
         s.rope_freqs = RopeFreqs;
@@ -242,6 +272,7 @@ struct decoder_transformer {
             s.n_ff_expert = mlp::n_ff_expert;
             s.n_ff_shared = mlp::n_ff_shared;
             s.shared_expert_gate = mlp::shared_expert_gate;
+            s.expert_bias = mlp::expert_bias;
         }
         return s;
     }

@@ -119,8 +119,13 @@ struct decoder_shape {
     bool fused_qkv = false;
     bool fused_gate_up = false;
     // gpt-oss: each attending layer has attention sinks, one learned logit per query head that
-    // takes part in every softmax (attn_sinks, n_head f32 values: parameters, as its card counts).
+    // takes part in every softmax (attn_sinks, n_head f32 values: parameters, as its card counts);
+    // a bias on the attention output (attn_output_bias); and biases on the router and on every
+    // expert's three projections (expert_bias). Its experts' gate is SwiGLU with a clamp, which
+    // costs no memory; the forward graph does not express it, so the forward pass refuses it.
     bool attn_sinks = false;
+    bool attn_output_bias = false;
+    bool expert_bias = false;
 
     // False for an architecture vramplan has no forward graph for (a GGUF file of another
     // architecture): its tensors are planned as opaque bytes per layer and globally, its KV from
@@ -204,6 +209,7 @@ constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_
         case attn_v: return attends && !s.fused_qkv;
         case attn_qkv: return attends && s.fused_qkv;
         case attn_sinks: return attends && s.attn_sinks;
+        case attn_output_bias: return attends && s.attn_output_bias;
         case attn_q_bias:
         case attn_k_bias:
         case attn_v_bias: return attends && s.qkv_bias;
@@ -219,6 +225,10 @@ constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_
         case ffn_gate_exps:
         case ffn_up_exps:
         case ffn_down_exps: return moe;
+        case ffn_gate_inp_bias:
+        case ffn_gate_exps_bias:
+        case ffn_up_exps_bias:
+        case ffn_down_exps_bias: return moe && s.expert_bias;
         case ffn_gate_inp_shexp: return moe && s.n_ff_shared != 0 && s.shared_expert_gate;
         case ffn_gate_shexp:
         case ffn_up_shexp:
@@ -302,6 +312,12 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
         case tensor_role::attn_q_norm:
         case tensor_role::attn_k_norm: return {1, s.head_dim};
         case tensor_role::attn_sinks: return {1, s.n_head};
+        case tensor_role::attn_output_bias: return {1, s.n_embd};
+        case tensor_role::ffn_gate_inp_bias: return {1, s.n_expert};
+        // A row per expert, as planes, so a token's active share counts n_expert_used of them.
+        case tensor_role::ffn_gate_exps_bias:
+        case tensor_role::ffn_up_exps_bias: return {1, s.n_ff_expert, s.n_expert};
+        case tensor_role::ffn_down_exps_bias: return {1, s.n_embd, s.n_expert};
         case tensor_role::ffn_gate_inp: return {s.n_expert, s.n_embd};
         case tensor_role::ffn_gate_exps:
         case tensor_role::ffn_up_exps: return {s.n_ff_expert, s.n_embd, s.n_expert};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -19,6 +20,9 @@ struct preset_entry {
     std::string_view aliases;  // space-separated
     decoder_shape shape;
     std::uint64_t published_params;  // from the model card / checkpoint, for tests and reports
+    // The format the checkpoint stores its routed experts in, when the release fixes one (gpt-oss:
+    // MXFP4); a preset's experts take it whatever the weight format, unless a caller changes them.
+    std::optional<format> published_experts = std::nullopt;
 };
 
 // shape fields: vocab, embd, layers, heads, kv heads, head_dim, ffn, qkv bias, tied, rope base, eps,
@@ -340,12 +344,45 @@ inline constexpr preset_entry llama4_scout_entry{"Llama-4-Scout-17B-16E",
                                                   .attention_chunk = 8192},
                                                  107769861120};
 
-inline constexpr std::array<preset_entry, 24> catalog{
+// gpt-oss-20b and -120b (config.json): sliding layers over 128 positions alternate with full ones
+// (layer 0 sliding); 32 or 128 experts of 2880, 4 per token, with biases on the router and on each
+// expert; attention sinks and biases on q, k, v and the output; YaRN RoPE. The release stores the
+// experts in MXFP4 and the rest in bf16.
+inline constexpr decoder_shape gpt_oss_shape(std::uint64_t layers, std::uint64_t experts) {
+    return {.n_vocab = 201088,
+            .n_embd = 2880,
+            .n_layer = layers,
+            .n_head = 64,
+            .n_head_kv = 8,
+            .head_dim = 64,
+            .n_ff = 2880,
+            .qkv_bias = true,
+            .rope_base = 150000.0f,
+            .norm_eps = 1e-5f,
+            .n_ctx_train = 131072,
+            .scaling = rope_scaling::yarn,
+            .rope_neox = true,
+            .n_expert = experts,
+            .n_expert_used = 4,
+            .n_ff_expert = 2880,
+            .sliding_window = 128,
+            .window_period = 2,
+            .attn_sinks = true,
+            .attn_output_bias = true,
+            .expert_bias = true};
+}
+inline constexpr preset_entry gpt_oss_20b_entry{"gpt-oss-20b", "gpt-oss gptoss-20b gpt_oss_20b", gpt_oss_shape(24, 32),
+                                                20914757184, format{format_id::mxfp4}};
+inline constexpr preset_entry gpt_oss_120b_entry{"gpt-oss-120b", "gptoss-120b gpt_oss_120b", gpt_oss_shape(36, 128),
+                                                 116829156672, format{format_id::mxfp4}};
+
+inline constexpr std::array<preset_entry, 26> catalog{
     llama2_7b_entry,       llama2_13b_entry, llama3_8b_entry,     llama31_8b_entry,   llama31_70b_entry,
     mistral_7b_entry,      qwen25_7b_entry,  tinyllama_entry,     phi3_mini_entry,    stories260k_entry,
     qwen3_06b_entry,       qwen3_8b_entry,   qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry,
     gemma3_4b_entry,       llama32_1b_entry, llama32_3b_entry,    llama33_70b_entry,  qwen3_32b_entry,
-    qwen3_235b_a22b_entry, gemma3_12b_entry, gemma3_27b_entry,    llama4_scout_entry,
+    qwen3_235b_a22b_entry, gemma3_12b_entry, gemma3_27b_entry,    llama4_scout_entry, gpt_oss_20b_entry,
+    gpt_oss_120b_entry,
 };
 
 // The type-level model of a shape: W for every matrix (embedding and head included unless given),
@@ -355,32 +392,37 @@ template <const preset_entry& E, storage_format W>
 using preset_attention =
     layers::attention<E.shape.n_embd, E.shape.n_head, E.shape.n_head_kv, E.shape.head_dim, W, E.shape.qkv_bias,
                       static_cast<std::uint32_t>(E.shape.rope_base), W, E.shape.qk_norm, E.shape.sliding_window,
-                      E.shape.window_period, E.shape.attention_chunk>;
-template <const preset_entry& E, storage_format W>
-using preset_mlp = std::conditional_t<
-    E.shape.n_expert != 0,
-    layers::moe_mlp<E.shape.n_embd, E.shape.n_ff_expert, (E.shape.n_expert ? E.shape.n_expert : 1),
-                    (E.shape.n_expert ? E.shape.n_expert_used : 1), W, E.shape.n_ff_shared, E.shape.shared_expert_gate>,
-    layers::swiglu_mlp<E.shape.n_embd, E.shape.n_ff, W>>;
+                      E.shape.window_period, E.shape.attention_chunk, E.shape.attn_output_bias, E.shape.attn_sinks>;
+template <const preset_entry& E, storage_format W, storage_format Experts>
+using preset_mlp =
+    std::conditional_t<E.shape.n_expert != 0,
+                       layers::moe_mlp<E.shape.n_embd, E.shape.n_ff_expert, (E.shape.n_expert ? E.shape.n_expert : 1),
+                                       (E.shape.n_expert ? E.shape.n_expert_used : 1), W, E.shape.n_ff_shared,
+                                       E.shape.shared_expert_gate, Experts, E.shape.expert_bias>,
+                       layers::swiglu_mlp<E.shape.n_embd, E.shape.n_ff, W>>;
 template <const preset_entry& E, storage_format W, storage_format Kv, class Output, storage_format Embed,
-          storage_format Act>
+          storage_format Act, storage_format Experts>
 using preset_transformer = layers::decoder_transformer<
     E.shape.n_vocab, E.shape.n_layer,
-    layers::decoder_block<preset_attention<E, W>, preset_mlp<E, W>, f32, E.shape.post_norms>, Embed,
+    layers::decoder_block<preset_attention<E, W>, preset_mlp<E, W, Experts>, f32, E.shape.post_norms>, Embed,
     std::conditional_t<E.shape.tied_output, layers::tied, Output>, Kv, Act, f32, E.shape.rope_freqs>;
 }  // namespace type_level
 
 // presets::llama3_8b<q4_0, q8_0> and the like: W for every matrix, Kv for the cache (f16 unless
-// given), the output head and embedding as W unless given, activations in f32.
+// given), the output head and embedding as W unless given, activations in f32, routed experts as W
+// unless given (or, by default, as the release stores them: presets::gpt_oss_20b<bf16> has MXFP4
+// experts).
 template <const preset_entry& E, storage_format W = f16, storage_format Kv = f16, class Output = W,
-          storage_format Embed = W, storage_format Act = f32>
-struct decoder_preset : type_level::preset_transformer<E, W, Kv, Output, Embed, Act> {
-    using base = type_level::preset_transformer<E, W, Kv, Output, Embed, Act>;
+          storage_format Embed = W, storage_format Act = f32, storage_format Experts = W>
+struct decoder_preset : type_level::preset_transformer<E, W, Kv, Output, Embed, Act, Experts> {
+    using base = type_level::preset_transformer<E, W, Kv, Output, Embed, Act, Experts>;
     // What costs no memory and has no template of its own: numbers of the norm, RoPE and routing.
     static constexpr model_desc describe() {
         model_desc m = base::describe(E.name);
         m.shape.norm_eps = E.shape.norm_eps;
         m.shape.n_ctx_train = E.shape.n_ctx_train;
+        m.shape.scaling = E.shape.scaling;
+        m.shape.scaling_factor = E.shape.scaling_factor;
         m.shape.rope_neox = E.shape.rope_neox;
         m.shape.norm_topk_prob = E.shape.norm_topk_prob;
         m.shape.gelu = E.shape.gelu;
@@ -448,6 +490,13 @@ template <class... Formats>
 using gemma3_27b = decoder_preset<gemma3_27b_entry, Formats...>;
 template <class... Formats>
 using llama4_scout = decoder_preset<llama4_scout_entry, Formats...>;
+// gpt-oss keeps its experts in MXFP4 unless Experts says otherwise.
+template <storage_format W = bf16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32, storage_format Experts = mxfp4>
+using gpt_oss_20b = decoder_preset<gpt_oss_20b_entry, W, Kv, Output, Embed, Act, Experts>;
+template <storage_format W = bf16, storage_format Kv = f16, class Output = W, storage_format Embed = W,
+          storage_format Act = f32, storage_format Experts = mxfp4>
+using gpt_oss_120b = decoder_preset<gpt_oss_120b_entry, W, Kv, Output, Embed, Act, Experts>;
 
 inline const preset_entry* find(std::string_view name) { return detail::find_by_name(catalog, name, "model"); }
 
@@ -460,9 +509,11 @@ inline const preset_entry& by_name(std::string_view name) {
                 "; built-in models: " + known_names() + " (or give a .gguf file or a config.json)");
 }
 
-// The run-time twin of the type-level presets.
+// The run-time twin of the type-level presets: the policy's formats, and the release's expert
+// format where it has one.
 constexpr model_desc describe(const preset_entry& e, const format_policy& policy) {
-    return make_model(e.name, e.shape, policy);
+    const model_desc m = make_model(e.name, e.shape, policy);
+    return e.published_experts ? with_expert_format(m, *e.published_experts) : m;
 }
 
 }  // namespace vramplan::presets

@@ -34,14 +34,20 @@ enum class tensor_role : std::uint8_t {
     ffn_gate_shexp,       // the shared expert, a dense SwiGLU of n_ff_shared
     ffn_up_shexp,
     ffn_down_shexp,
-    attn_qkv,    // Phi-3: q, k and v in one matrix of q_dim + 2 kv_dim rows (then no attn_q/k/v)
-    attn_sinks,  // gpt-oss: one learned logit per query head that joins every softmax (n_head values)
+    attn_qkv,           // Phi-3: q, k and v in one matrix of q_dim + 2 kv_dim rows (then no attn_q/k/v)
+    attn_sinks,         // gpt-oss: one learned logit per query head that joins every softmax (n_head values)
+    attn_output_bias,   // gpt-oss: the output projection's bias (n_embd values)
+    ffn_gate_inp_bias,  // gpt-oss: the router's bias (n_expert values)
     // The routed experts, stacked (n_expert planes of n_ff_expert x n_embd, and of n_embd x
-    // n_ff_expert for down), last in a layer's slot: a layer whose experts live in the host tier
-    // keeps the rest of its slot, cut where they begin.
+    // n_ff_expert for down), then gpt-oss's per-expert biases (a row per expert), last in a layer's
+    // slot: a layer whose experts live in the host tier keeps the rest of its slot, cut where they
+    // begin (llama.cpp's --n-cpu-moe moves the biases with their experts too).
     ffn_gate_exps,
     ffn_up_exps,
     ffn_down_exps,
+    ffn_gate_exps_bias,
+    ffn_up_exps_bias,
+    ffn_down_exps_bias,
     count
 };
 inline constexpr std::size_t n_tensor_roles = static_cast<std::size_t>(tensor_role::count);
@@ -54,12 +60,14 @@ inline constexpr std::array<std::string_view, n_tensor_roles> role_names{
     "attn_q_norm.weight",    "attn_k_norm.weight",   "post_attention_norm.weight",
     "post_ffw_norm.weight",  "ffn_gate_inp.weight",  "ffn_gate_inp_shexp.weight",
     "ffn_gate_shexp.weight", "ffn_up_shexp.weight",  "ffn_down_shexp.weight",
-    "attn_qkv.weight",       "attn_sinks.weight",    "ffn_gate_exps.weight",
-    "ffn_up_exps.weight",    "ffn_down_exps.weight",
+    "attn_qkv.weight",       "attn_sinks.weight",    "attn_output.bias",
+    "ffn_gate_inp.bias",     "ffn_gate_exps.weight", "ffn_up_exps.weight",
+    "ffn_down_exps.weight",  "ffn_gate_exps.bias",   "ffn_up_exps.bias",
+    "ffn_down_exps.bias",
 };
 static_assert(role_names.size() == n_tensor_roles && !role_names.back().empty(), "one name per tensor_role");
 inline constexpr std::size_t first_routed_expert_role = static_cast<std::size_t>(tensor_role::ffn_gate_exps);
-static_assert(first_routed_expert_role + 3 == n_tensor_roles, "the routed experts end a layer's slot");
+static_assert(first_routed_expert_role + 6 == n_tensor_roles, "the routed experts and their biases end a layer's slot");
 
 constexpr std::string_view role_name(tensor_role r) { return role_names[static_cast<std::size_t>(r)]; }
 
@@ -69,7 +77,9 @@ constexpr bool is_norm(tensor_role r) {
            r == post_ffw_norm;
 }
 constexpr bool is_bias(tensor_role r) {
-    return r == tensor_role::attn_q_bias || r == tensor_role::attn_k_bias || r == tensor_role::attn_v_bias;
+    using enum tensor_role;
+    return r == attn_q_bias || r == attn_k_bias || r == attn_v_bias || r == attn_output_bias ||
+           r == ffn_gate_inp_bias || r == ffn_gate_exps_bias || r == ffn_up_exps_bias || r == ffn_down_exps_bias;
 }
 // Norms, biases and the shared expert's gate row are vectors kept in f32, as llama.cpp keeps them,
 // whatever the weight format.
@@ -80,10 +90,9 @@ constexpr bool is_matrix(tensor_role r) { return !is_vector(r); }
 // llama.cpp's quantizer leaves the router in f32 (it is small and decides which experts run), so a
 // format policy does too.
 constexpr bool is_router(tensor_role r) { return r == tensor_role::ffn_gate_inp; }
-// The stacked experts: one plane per expert; a token reads n_expert_used of them.
-constexpr bool is_routed_expert(tensor_role r) {
-    return r == tensor_role::ffn_gate_exps || r == tensor_role::ffn_up_exps || r == tensor_role::ffn_down_exps;
-}
+// The stacked experts and their biases: one plane (or bias row) per expert; a token reads
+// n_expert_used of them.
+constexpr bool is_routed_expert(tensor_role r) { return static_cast<std::size_t>(r) >= first_routed_expert_role; }
 
 // Tensors outside the decoder blocks, stored once per model.
 // rope_factors_long/short: LongRoPE's per-pair factors (Phi-3 128k, Phi-3.5), head_dim / 2 f32 each.

@@ -29,15 +29,16 @@ inline void check_runnable(const model_desc& m) {
         throw error(
             "vramplan has no forward graph for this architecture: its weights and KV cache are planned, but it cannot "
             "run");
-    check_rope_supported(s);
-    if (s.attn_sinks)
+    // The block first: it is what a user asks about; RoPE scaling comes with it.
+    if (s.attn_sinks || s.attn_output_bias || s.expert_bias)
         throw error(
-            "this model's attention sinks (attn_sinks, gpt-oss) are planned but the attention kernels do not apply "
-            "them yet");
+            "gpt-oss's block (attention sinks, the output and expert biases, its clamped SwiGLU experts) is planned "
+            "but not run yet");
     if (s.llama4_block)
         throw error(
             "Llama 4's block (a sigmoid router that weighs each expert's input, global layers without RoPE) is "
             "planned but not run yet");
+    check_rope_supported(s);
     // Full and sliding-window layers run (a sliding layer's cache is its planned ring, and its
     // queries see their window); Llama 4's chunked layers are planned only.
     for (std::uint32_t k = 0; k < m.n_kinds; ++k)
