@@ -202,7 +202,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     const auto m = run("models");
     CHECK(m.rc == 0);
     CHECK(m.out.find("70,553,706,496") != std::string::npos);
-    CHECK(lines(m.out) == 27);                                        // a header and 26 presets
+    CHECK(lines(m.out) == 29);                                        // a header and 28 presets
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
@@ -754,6 +754,18 @@ TEST_CASE("gpt-oss: MXFP4 experts as released, --expert-weights to change them, 
     const auto k = run_json("plan -m gpt-oss-20b -g rtx-4090 --ctx 8192 --weights q4_k", 0);
     CHECK(k["weights_bytes"].get<std::uint64_t>() ==
           j["weights_bytes"].get<std::uint64_t>() - 24ull * 2880 * 4096 * 2 + 24ull * 2880 * 4096 / 256 * 144);
+}
+
+TEST_CASE("DeepSeek-V3: the latent cache, 576 values per token and layer in one plane, and experts moved first") {
+    const auto j = run_json("plan -m deepseek-v3 -g h200 --weights q4_k --ctx 32768 --gpu-layers auto", 0);
+    CHECK(j["params"] == 671'026'419'200ull);
+    CHECK(j["kv_bytes"] == 61ull * 32768 * (512 + 64) * 2);
+    CHECK(j["gpu_layers"] == 61);
+    CHECK(j["host_expert_layers"].get<std::uint64_t>() > 0);
+    const auto text = run("plan -m deepseek-v3 -g h200 --weights q4_k --ctx 32768 --gpu-layers auto");
+    CHECK(text.out.find("caches a latent of 512 and a rotated key of 64 per layer (576 values, one plane)") !=
+          std::string::npos);
+    CHECK(text.out.find("cache_latent.0..60 (KV cache)") != std::string::npos);
 }
 
 TEST_CASE("--offload compute keeps the host layers' KV cache in host memory; advise says what to combine") {

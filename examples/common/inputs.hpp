@@ -108,6 +108,10 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
                      ? file.get_string("general.name")
                      : spec;
         c.desc = io::describe(file, c.name);
+        if (const std::uint64_t mtp = io::mtp_layers(file); mtp != 0 && c.desc.shape.activations_planned)
+            c.notes.push_back("the file's " + std::to_string(mtp) +
+                              " multi-token-prediction layer(s) after the model's are not planned: llama.cpp loads "
+                              "them only for speculative decoding");
         if (!c.desc.shape.activations_planned)
             c.notes.push_back(
                 "architecture '" + file.get_string("general.architecture") +

@@ -159,6 +159,11 @@ inline void print_plan(const plan_summary& s) {
             sh.n_expert, sh.n_ff_expert, sh.n_expert_used,
             sh.n_ff_shared ? fmt::format(", and a shared expert of width {}", sh.n_ff_shared) : std::string(),
             p.host_expert_layer_count(), sh.n_layer, p.host_expert_layer_count() ? " (computed by the CPU)" : "");
+    if (sh.latent_attention())
+        fmt::print(
+            "latent  multi-head latent attention: each token caches a latent of {} and a rotated key of {} per layer "
+            "({} values, one plane), not {} heads' keys and values\n",
+            sh.kv_lora_rank, sh.rope_dim, sh.kv_dim(), sh.n_head);
     if (const std::string a = attention_layers(p); !a.empty()) fmt::print("layers  {}\n", a);
     fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity),
                human(p.target.reserve), human(p.target.budget()));
@@ -206,6 +211,7 @@ inline void print_plan(const plan_summary& s) {
         };
         std::int64_t kv_first = -1, kv_last = -1;
         std::uint64_t kv_bytes = 0;
+        const char* kv_name = p.model.shape.latent_attention() ? "cache_latent" : "cache_k/v";
         for (const auto& b : all) {
             if (b.where != t) continue;
             if (b.kind == buffer_kind::weights && b.layer >= 0) {
@@ -227,8 +233,8 @@ inline void print_plan(const plan_summary& s) {
             }
             if (kv_first >= 0) {
                 fmt::print("  {:<34} {:>16} {:>12} {:>8}\n",
-                           fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last), with_separators(tl.kv.offset),
-                           human(kv_bytes), kv_steps);
+                           fmt::format("{}.{}..{} (KV cache)", kv_name, kv_first, kv_last),
+                           with_separators(tl.kv.offset), human(kv_bytes), kv_steps);
                 kv_first = -1;
             }
             const std::string steps = step_range(b.first, b.last);
@@ -236,8 +242,9 @@ inline void print_plan(const plan_summary& s) {
         }
         flush();
         if (kv_first >= 0)
-            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n", fmt::format("cache_k/v.{}..{} (KV cache)", kv_first, kv_last),
-                       with_separators(tl.kv.offset), human(kv_bytes), kv_steps);
+            fmt::print("  {:<34} {:>16} {:>12} {:>8}\n",
+                       fmt::format("{}.{}..{} (KV cache)", kv_name, kv_first, kv_last), with_separators(tl.kv.offset),
+                       human(kv_bytes), kv_steps);
         fmt::print("  {:<34} {:>16} {:>12}\n", "total", "", human(tl.total()));
         fmt::print("    weights {}  KV {}  activations {} (lower bound {})  staging {}\n\n", human(tl.weights.bytes),
                    human(tl.kv.bytes), human(tl.activations.bytes), human(t == tier::gpu ? p.act_lower_bound : 0),

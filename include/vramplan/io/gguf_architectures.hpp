@@ -46,12 +46,13 @@ struct gguf_architecture {
     // The name of the feed-forward's input norm when it is not ffn_norm.weight (gpt-oss's files call
     // it post_attention_norm.weight: the norm after the attention, which feeds the experts).
     std::string_view ffn_norm_tensor = {};
+    bool mla = false;  // multi-head latent attention (decoder_shape::kv_lora_rank and the rest)
 };
 
 // Gemma 2 alternates local and global layers (layer 0 local), Gemma 3 has five local layers to
 // each global one; llama.cpp fixes both patterns per architecture, as here. Llama files with
 // experts are Mixtral's layout; Qwen2-MoE does not renormalize the chosen experts' weights.
-inline constexpr std::array<gguf_architecture, 10> gguf_architectures{{
+inline constexpr std::array<gguf_architecture, 11> gguf_architectures{{
     {.name = "llama", .moe = moe_layout::optional},
     {.name = "qwen2", .neox = true},
     {.name = "qwen2moe", .neox = true, .moe = moe_layout::required, .expert_width_key = true, .norm_topk_prob = false},
@@ -104,6 +105,10 @@ inline constexpr std::array<gguf_architecture, 10> gguf_architectures{{
      .window_period = 2,
      .pattern_key = true,
      .ffn_norm_tensor = "post_attention_norm.weight"},
+    // DeepSeek-V2/V3 and Kimi-K2 (llama.cpp's deepseek2): latent attention (attention.kv_lora_rank,
+    // q_lora_rank, key_length_mla, value_length_mla, rope.dimension_count), leading dense layers,
+    // expert_shared_count shared experts as wide as the routed ones.
+    {.name = "deepseek2", .moe = moe_layout::required, .expert_width_key = true, .mla = true},
 }};
 
 inline std::string known_architectures() {

@@ -70,10 +70,51 @@ inline float positive_or(const gguf_file& g, const std::string& key, float fallb
 }
 }  // namespace detail
 
+// Latent attention's numbers. llama.cpp's converter writes the heads' real widths as
+// key_length_mla and value_length_mla, and key_length / value_length as the latent's (the width
+// attention reads: kv_lora_rank + rope, and kv_lora_rank), with one KV head.
+inline void describe_latent_attention(const gguf_file& g, const std::string& p, decoder_shape& s) {
+    s.kv_lora_rank = g.get_uint(p + "attention.kv_lora_rank", 0);
+    if (s.kv_lora_rank == 0) g.fail("missing or zero metadata key '" + p + "attention.kv_lora_rank'");
+    s.q_lora_rank = g.get_uint(p + "attention.q_lora_rank", 0);
+    if (!g.find(p + "attention.key_length_mla")) {
+        if (g.find_tensor("blk.0.attn_kv_b.weight"))
+            g.fail(
+                "the file stores each layer's key and value maps as one attn_kv_b, as converters wrote it before "
+                "llama.cpp cached MLA's latent (then it caches every head's keys and values); convert it again with a "
+                "current llama.cpp, which writes attn_k_b and attn_v_b");
+        g.fail("missing metadata key '" + p + "attention.key_length_mla' (the width of a query and key head)");
+    }
+    s.head_dim = g.get_uint(p + "attention.key_length_mla");
+    s.v_head_dim = g.get_uint(p + "attention.value_length_mla", s.head_dim);
+    s.rope_dim = g.get_uint(p + "rope.dimension_count", 0);
+    if (s.rope_dim == 0 || s.rope_dim >= s.head_dim)
+        g.fail("rope.dimension_count must give the rotated part of a head, between 1 and key_length_mla - 1");
+    if (g.get_uint(p + "attention.key_length", s.kv_lora_rank + s.rope_dim) != s.kv_lora_rank + s.rope_dim ||
+        g.get_uint(p + "attention.value_length", s.kv_lora_rank) != s.kv_lora_rank)
+        g.fail("attention.key_length and value_length must be kv_lora_rank + rope.dimension_count and kv_lora_rank");
+    s.n_head_kv = 1;  // one latent, read by every head
+}
+
+// The multi-token-prediction blocks a file holds after its model's layers (DeepSeek's and GLM's
+// nextn_predict_layers), which no plan holds.
+inline std::uint64_t mtp_layers(const gguf_file& g) {
+    const gguf_value* arch = g.find("general.architecture");
+    if (!arch || arch->type != gguf_type::string) return 0;
+    return g.get_uint(arch->s + ".nextn_predict_layers", 0);
+}
+
 inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture& a) {
     const std::string p = std::string(a.name) + ".";
     decoder_shape s;
     s.n_layer = g.get_uint(p + "block_count");
+    // Multi-token-prediction blocks follow the model's own (block_count counts them): llama.cpp
+    // loads them only for speculative decoding, and they are not planned (mtp_layers says how many).
+    const std::uint64_t mtp = g.get_uint(p + "nextn_predict_layers", 0);
+    if (mtp >= s.n_layer && s.n_layer != 0)
+        g.fail("nextn_predict_layers (" + std::to_string(mtp) + ") leaves no layer of block_count (" +
+               std::to_string(s.n_layer) + ")");
+    s.n_layer -= mtp;
     if (s.n_layer == 0) g.fail("block_count is 0; a model has at least one layer");
     if (s.n_layer > max_layers)
         g.fail("block_count is " + std::to_string(s.n_layer) + "; vramplan plans at most " +
@@ -82,13 +123,17 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     s.n_head = detail::uniform_per_layer(g, p + "attention.head_count", s.n_layer, 0);
     if (s.n_head == 0) g.fail("missing or zero metadata key '" + p + "attention.head_count'");
     s.n_head_kv = detail::uniform_per_layer(g, p + "attention.head_count_kv", s.n_layer, s.n_head);
-    if (s.n_embd % s.n_head != 0 && !g.find(p + "attention.key_length"))
-        g.fail("embedding_length is not a multiple of attention.head_count, and attention.key_length is not given");
-    s.head_dim = g.get_uint(p + "attention.key_length", s.n_embd / s.n_head);
-    if (g.get_uint(p + "attention.value_length", s.head_dim) != s.head_dim)
-        g.fail("attention.value_length differs from attention.key_length; vramplan plans equal K and V heads");
-    if (g.get_uint(p + "rope.dimension_count", s.head_dim) != s.head_dim)
-        g.fail("partial rotary embeddings (rope.dimension_count != head dimension) are not supported");
+    if (a.mla) {
+        describe_latent_attention(g, p, s);
+    } else {
+        if (s.n_embd % s.n_head != 0 && !g.find(p + "attention.key_length"))
+            g.fail("embedding_length is not a multiple of attention.head_count, and attention.key_length is not given");
+        s.head_dim = g.get_uint(p + "attention.key_length", s.n_embd / s.n_head);
+        if (g.get_uint(p + "attention.value_length", s.head_dim) != s.head_dim)
+            g.fail("attention.value_length differs from attention.key_length; vramplan plans equal K and V heads");
+        if (g.get_uint(p + "rope.dimension_count", s.head_dim) != s.head_dim)
+            g.fail("partial rotary embeddings (rope.dimension_count != head dimension) are not supported");
+    }
     s.rope_base = static_cast<float>(g.get_float(p + "rope.freq_base", 10000.0));
     s.norm_eps = static_cast<float>(g.get_float(p + "attention.layer_norm_rms_epsilon", 1e-5));
     s.n_ctx_train = g.get_uint(p + "context_length", 0);
@@ -154,7 +199,10 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
         // n_ff is the dense width; a model whose every layer has experts has none, so keep the key's
         // value (or the experts') for what reads it, such as tensor-parallel sharding checks.
         s.n_ff = ff ? ff : s.n_ff_expert;
-        s.n_ff_shared = g.get_uint(p + "expert_shared_feed_forward_length", a.shared_expert ? s.n_ff_expert : 0);
+        // Shared experts: a width, or DeepSeek's count of experts as wide as the routed ones.
+        s.n_ff_shared =
+            g.get_uint(p + "expert_shared_feed_forward_length",
+                       checked_mul(g.get_uint(p + "expert_shared_count", a.shared_expert ? 1 : 0), s.n_ff_expert));
         // Dense layers before the expert layers (DeepSeek's and GLM's files say how many), and
         // expert layers every P-th layer (Llama 4's files).
         s.n_dense_lead = g.get_uint(p + "leading_dense_block_count", 0);
@@ -193,6 +241,7 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     for (std::uint64_t l = 0; l < s.n_layer; ++l)
         if (layer_ffn(s, l) == ffn_kind::moe) {
             s.expert_bias = g.find_tensor("blk." + std::to_string(l) + ".ffn_gate_exps.bias") != nullptr;
+            s.expert_probs_bias = g.find_tensor("blk." + std::to_string(l) + ".exp_probs_b.bias") != nullptr;
             break;
         }
     validate(s);
@@ -314,9 +363,16 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
         }
         m.set_layer(l, b);
     }
-    // A tensor the description leaves out would be bytes the plan never reserves.
+    // A tensor the description leaves out would be bytes the plan never reserves; only the
+    // multi-token-prediction blocks after the model's layers are left out, by design.
+    const std::uint64_t mtp = mtp_layers(g);
+    auto in_mtp_block = [&](const std::string& name) {
+        for (std::uint64_t l = s.n_layer; l < s.n_layer + mtp; ++l)
+            if (name.starts_with("blk." + std::to_string(l) + ".")) return true;
+        return false;
+    };
     for (const auto& t : g.tensors())
-        if (!described.contains(t.name))
+        if (!described.contains(t.name) && !in_mtp_block(t.name))
             g.fail("tensor '" + t.name + "' is not part of the " + std::string(a.name) +
                    " model vramplan describes (its global tensors and the blk.N tensors of its layers), so no plan "
                    "would hold it");

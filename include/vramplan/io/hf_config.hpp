@@ -71,7 +71,7 @@ struct config_family {
     // soft-capping values and (Gemma 3) rope_local_base_freq read when given.
     bool gemma = false;
     float rope_local_default = 0.0f;  // rope_local_base_freq when absent (Gemma 3: 10000)
-    enum class experts : std::uint8_t { none, mixtral, qwen, llama4 } moe = experts::none;
+    enum class experts : std::uint8_t { none, mixtral, qwen, llama4, deepseek } moe = experts::none;
     bool shared_gate = false;         // Qwen2-MoE's sigmoid gate on the shared expert
     bool norm_topk_default = true;    // when norm_topk_prob is absent
     bool window_key = false;          // sliding_window applies to every layer when given (non-null)
@@ -81,9 +81,10 @@ struct config_family {
     // gpt-oss: attention sinks, biases on the router and the experts, and attention_bias giving the
     // output projection a bias beside q, k and v.
     bool oai_block = false;
+    bool mla = false;  // multi-head latent attention (kv_lora_rank, q_lora_rank, qk_*_head_dim, v_head_dim)
 };
 
-inline constexpr std::array<config_family, 12> config_families{{
+inline constexpr std::array<config_family, 15> config_families{{
     {.type = "llama"},
     {.type = "mistral", .window_key = true},
     {.type = "mixtral", .moe = config_family::experts::mixtral, .window_key = true},
@@ -111,6 +112,11 @@ inline constexpr std::array<config_family, 12> config_families{{
     // gpt-oss: sliding (layer 0) and full layers alternate, as layer_types lists them; its experts'
     // softmax over the chosen logits is a renormalization.
     {.type = "gpt_oss", .neox = true, .moe = config_family::experts::mixtral, .window_period = 2, .oai_block = true},
+    // DeepSeek-V2 and V3, and Kimi-K2 (DeepSeek-V3's architecture): latent attention, leading dense
+    // layers, routed and shared experts; V2 does not renormalize the chosen experts' weights.
+    {.type = "deepseek_v2", .moe = config_family::experts::deepseek, .norm_topk_default = false, .mla = true},
+    {.type = "deepseek_v3", .moe = config_family::experts::deepseek, .mla = true},
+    {.type = "kimi_k2", .moe = config_family::experts::deepseek, .mla = true},
 }};
 
 // Multimodal checkpoints that nest their language model in text_config, and its model type.
@@ -206,6 +212,27 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
             s.shared_expert_gate = s.n_ff_shared != 0;
         }
     }
+    if (f.moe == experts::deepseek) {
+        // Layer l has experts when l >= first_k_dense_replace (and l % moe_layer_freq == 0, which
+        // every released model gives as 1); each has n_shared_experts as wide as a routed one.
+        s.n_expert = c.count("n_routed_experts");
+        s.n_expert_used = c.count("num_experts_per_tok");
+        s.n_ff_expert = c.count("moe_intermediate_size");
+        s.n_ff_shared = checked_mul(c.count_or("n_shared_experts", 0), s.n_ff_expert);
+        s.n_dense_lead = c.count_or("first_k_dense_replace", 0);
+        if (c.count_or("moe_layer_freq", 1) != 1)
+            c.fail("moe_layer_freq", "is not 1; vramplan plans expert layers after the leading dense ones only");
+        // DeepSeek-V3's router adds a learned bias per expert to choose them (noaux_tc).
+        s.expert_probs_bias = c.text_or("topk_method", "greedy") == "noaux_tc";
+    }
+    if (f.mla) {
+        s.kv_lora_rank = c.count("kv_lora_rank");
+        s.q_lora_rank = c.count_or("q_lora_rank", 0);  // null: no bottleneck (DeepSeek-V2-Lite)
+        s.rope_dim = c.count("qk_rope_head_dim");
+        s.head_dim = checked_add(c.count("qk_nope_head_dim"), s.rope_dim);
+        s.v_head_dim = c.count("v_head_dim");
+        s.n_head_kv = 1;  // the latent: num_key_value_heads counts the heads it is expanded to
+    }
     if (f.moe == experts::llama4) {
         s.llama4_block = true;
         // intermediate_size is the experts' width (routed and shared), intermediate_size_mlp the
@@ -291,6 +318,10 @@ inline config_description describe_config(const std::string& path) {
                     detail::known_config_types() + " configs");
     const detail::config_reader c{path, *settings, prefix};
     out.shape = detail::read_shape(c, *family);
+    if (const std::uint64_t mtp = c.count_or("num_nextn_predict_layers", 0); mtp != 0)
+        out.notes.push_back("the " + std::to_string(mtp) +
+                            " multi-token-prediction layer(s) (num_nextn_predict_layers) are not planned: GGUF "
+                            "conversions drop them, and llama.cpp loads them only for speculative decoding");
     auto& s = out.shape;
     // A nested model may leave tie_word_embeddings to the outer object (Llama 4 does).
     if (settings != &j && !c.has("tie_word_embeddings") && top.has("tie_word_embeddings"))

@@ -31,10 +31,25 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const auto x = buffer("residual", E, buffer_elem::f32);  // the residual stream stays f32
     const auto attn_in = buffer("attn_in", E);
     const auto qkv = s.fused_qkv ? buffer("qkv", Q + 2 * KV) : no_buffer;
-    const auto q = buffer("q", Q), k = buffer("k", KV), v = buffer("v", KV);
+    const bool mla = s.latent_attention();
+    const auto q = buffer("q", Q), k = mla ? no_buffer : buffer("k", KV), v = mla ? no_buffer : buffer("v", KV);
+    // MLA attends over the latent (L values) and the shared rotated key (R): each query head is
+    // absorbed into the latent's space (L + R values) and its output, L values per head, is
+    // mapped to the value head (attn_v_b) before the output projection.
+    const std::uint64_t L = s.kv_lora_rank, R = s.rope_dim, QL = s.q_lora_rank, H = s.n_head;
+    const auto q_a = mla && QL ? buffer("q_a", QL) : no_buffer;
+    const auto q_nope = mla ? buffer("q_nope", H * s.qk_nope_dim()) : no_buffer;
+    const auto q_pe = mla ? buffer("q_rope", H * R) : no_buffer;
+    const auto kv_a = mla ? buffer("latent_rope", L + R) : no_buffer;
+    const auto latent = mla ? buffer("latent", L) : no_buffer, k_pe = mla ? buffer("k_rope", R) : no_buffer;
+    const auto q_abs = mla ? buffer("q_absorbed", H * L) : no_buffer;
+    const auto q_lat = mla ? buffer("q_latent", H * (L + R)) : no_buffer;
+    const auto k_lat = mla ? buffer("k_latent", L + R) : no_buffer;
+    const auto attn_lat = mla ? buffer("attn_latent", H * L) : no_buffer;
+    // The attention's accumulators are as wide as its values: the latent under MLA.
     const auto states =
-        g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, s.head_dim});
-    const auto attn_out = buffer("attn_out", Q), attn_proj = buffer("attn_proj", E);
+        g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, mla ? L : s.head_dim});
+    const auto attn_out = buffer("attn_out", s.v_dim()), attn_proj = buffer("attn_proj", E);
     // Which feed-forward kinds the layers have: a block variant, and its buffers, for each.
     bool has_dense = false, has_moe = false;
     for (std::uint64_t l = 0; l < s.n_layer; ++l) (layer_ffn(s, l) == ffn_kind::moe ? has_moe : has_dense) = true;
@@ -98,14 +113,14 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
         g.add_op({.kind = kind, .in = {in, no_buffer, no_buffer}, .out = out, .in_place = true, .weight = w, .n = n});
     };
     const bool linear_scaling = s.scaling == rope_scaling::linear && s.scaling_factor > 0.0f;
-    auto rotate = [&](std::uint8_t buf, std::uint64_t heads) {
+    auto rotate = [&](std::uint8_t buf, std::uint64_t heads, std::uint64_t head_dim) {
         g.add_op({.kind = rope,
                   .in = {positions, no_buffer, no_buffer},
                   .out = buf,
                   .in_place = true,
                   .weight = s.rope_freqs ? global_weight(global_tensor::rope_freqs) : weight_ref{},
                   .heads = heads,
-                  .head_dim = s.head_dim,
+                  .head_dim = head_dim,
                   .rope_base = s.rope_base,
                   .freq_scale = linear_scaling ? 1.0f / s.scaling_factor : 1.0f,
                   .rope_base_local = s.rope_base_local,
@@ -127,7 +142,78 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
         const auto variant = static_cast<std::size_t>(moe_layer ? ffn_kind::moe : ffn_kind::dense);
         g.begin_variant(variant);
         norm(layer_weight(tensor_role::attn_norm), x, attn_in);
-        if (s.fused_qkv) {
+        const auto softmax_scale =
+            1.0f / static_cast<float>(detail::sqrt_newton(s.query_pre_attn_scalar > 0.0f
+                                                              ? static_cast<double>(s.query_pre_attn_scalar)
+                                                              : static_cast<double>(s.head_dim)));
+        if (mla) {
+            if (QL) {
+                linear(layer_weight(tensor_role::attn_q_a), attn_in, q_a, QL, E);
+                norm(layer_weight(tensor_role::attn_q_a_norm), q_a, q_a, false, QL);
+                linear(layer_weight(tensor_role::attn_q_b), q_a, q, Q, QL);
+            } else {
+                linear(layer_weight(tensor_role::attn_q), attn_in, q, Q, E);
+            }
+            g.add_op({.kind = head_split,
+                      .in = {q, no_buffer, no_buffer},
+                      .out = q_nope,
+                      .n = s.qk_nope_dim(),
+                      .k = 0,
+                      .heads = H,
+                      .head_dim = s.head_dim});
+            g.add_op({.kind = head_split,
+                      .in = {q, no_buffer, no_buffer},
+                      .out = q_pe,
+                      .n = R,
+                      .k = s.qk_nope_dim(),
+                      .heads = H,
+                      .head_dim = s.head_dim});
+            linear(layer_weight(tensor_role::attn_kv_a_mqa), attn_in, kv_a, L + R, E);
+            part(kv_a, latent, 0, L);
+            part(kv_a, k_pe, L, R);
+            norm(layer_weight(tensor_role::attn_kv_a_norm), latent, latent, false, L);
+            rotate(q_pe, H, R);
+            rotate(k_pe, 1, R);
+            g.add_op({.kind = head_matmul,
+                      .in = {q_nope, no_buffer, no_buffer},
+                      .out = q_abs,
+                      .weight = layer_weight(tensor_role::attn_k_b),
+                      .n = L,
+                      .k = s.qk_nope_dim(),
+                      .heads = H});
+            g.add_op({.kind = concat,
+                      .in = {q_abs, q_pe, no_buffer},
+                      .out = q_lat,
+                      .n = L,
+                      .k = R,
+                      .heads = H,
+                      .kv_heads = H});
+            g.add_op({.kind = concat,
+                      .in = {latent, k_pe, no_buffer},
+                      .out = k_lat,
+                      .n = L,
+                      .k = R,
+                      .heads = 1,
+                      .kv_heads = 1});
+            g.add_op({.kind = kv_append, .in = {k_lat, no_buffer, positions}, .n = KV});
+            g.add_op({.kind = attention,
+                      .in = {q_lat, positions, no_buffer},
+                      .out = attn_lat,
+                      .aux = states,
+                      .heads = H,
+                      .kv_heads = 1,
+                      .head_dim = L + R,
+                      .v_dim = L,
+                      .scale = softmax_scale});
+            const std::uint64_t V = s.v_head_dim ? s.v_head_dim : s.head_dim;
+            g.add_op({.kind = head_matmul,
+                      .in = {attn_lat, no_buffer, no_buffer},
+                      .out = attn_out,
+                      .weight = layer_weight(tensor_role::attn_v_b),
+                      .n = V,
+                      .k = L,
+                      .heads = H});
+        } else if (s.fused_qkv) {
             linear(layer_weight(tensor_role::attn_qkv), attn_in, qkv, Q + 2 * KV, E);
             part(qkv, q, 0, Q);
             part(qkv, k, Q, KV);
@@ -137,30 +223,30 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
             linear(layer_weight(tensor_role::attn_k), attn_in, k, KV, E);
             linear(layer_weight(tensor_role::attn_v), attn_in, v, KV, E);
         }
-        if (s.qkv_bias) {
-            in_place(add_bias, q, no_buffer, Q, layer_weight(tensor_role::attn_q_bias));
-            in_place(add_bias, k, no_buffer, KV, layer_weight(tensor_role::attn_k_bias));
-            in_place(add_bias, v, no_buffer, KV, layer_weight(tensor_role::attn_v_bias));
+        if (!mla) {
+            if (s.qkv_bias) {
+                in_place(add_bias, q, no_buffer, Q, layer_weight(tensor_role::attn_q_bias));
+                in_place(add_bias, k, no_buffer, KV, layer_weight(tensor_role::attn_k_bias));
+                in_place(add_bias, v, no_buffer, KV, layer_weight(tensor_role::attn_v_bias));
+            }
+            if (s.qk_norm) {
+                norm(layer_weight(tensor_role::attn_q_norm), q, q, false, s.head_dim, s.n_head);
+                norm(layer_weight(tensor_role::attn_k_norm), k, k, false, s.head_dim, s.n_head_kv);
+            }
+            rotate(q, s.n_head, s.head_dim);
+            rotate(k, s.n_head_kv, s.head_dim);
+            g.add_op({.kind = kv_append, .in = {k, v, positions}, .n = KV});
+            g.add_op({.kind = attention,
+                      .in = {q, positions, no_buffer},
+                      .out = attn_out,
+                      .aux = states,
+                      .heads = s.n_head,
+                      .kv_heads = s.n_head_kv,
+                      .head_dim = s.head_dim,
+                      .scale = softmax_scale,
+                      .softcap = s.attn_softcap});
         }
-        if (s.qk_norm) {
-            norm(layer_weight(tensor_role::attn_q_norm), q, q, false, s.head_dim, s.n_head);
-            norm(layer_weight(tensor_role::attn_k_norm), k, k, false, s.head_dim, s.n_head_kv);
-        }
-        rotate(q, s.n_head);
-        rotate(k, s.n_head_kv);
-        g.add_op({.kind = kv_append, .in = {k, v, positions}, .n = KV});
-        g.add_op({.kind = attention,
-                  .in = {q, positions, no_buffer},
-                  .out = attn_out,
-                  .aux = states,
-                  .heads = s.n_head,
-                  .kv_heads = s.n_head_kv,
-                  .head_dim = s.head_dim,
-                  .scale = 1.0f / static_cast<float>(detail::sqrt_newton(
-                                      s.query_pre_attn_scalar > 0.0f ? static_cast<double>(s.query_pre_attn_scalar)
-                                                                     : static_cast<double>(s.head_dim))),
-                  .softcap = s.attn_softcap});
-        linear(layer_weight(tensor_role::attn_output), attn_out, attn_proj, E, Q);
+        linear(layer_weight(tensor_role::attn_output), attn_out, attn_proj, E, s.v_dim());
         if (s.attn_output_bias)
             in_place(add_bias, attn_proj, no_buffer, E, layer_weight(tensor_role::attn_output_bias));
         if (s.post_norms) norm(layer_weight(tensor_role::post_attention_norm), attn_proj, attn_proj);

@@ -126,15 +126,15 @@ constexpr std::uint64_t kv_positions(const decoder_shape& s, attention_kind a, s
     return 0;
 }
 
-// The whole cache: every layer, K and V, for each of `batch` sequences of `context` positions,
-// sliding layers holding their ring (which depends on the micro-batch).
+// The whole cache: every layer, K and V (MLA: the latent plane), for each of `batch` sequences of
+// `context` positions, sliding layers holding their ring (which depends on the micro-batch).
 constexpr std::uint64_t kv_cache_bytes(const model_desc& m, std::uint64_t context, std::uint64_t batch,
                                        std::uint64_t ubatch) {
     std::uint64_t n = 0;
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)
         n = checked_add(n, checked_mul(checked_mul(kv_positions(m.shape, m.layer(l).attention, context, ubatch), batch),
                                        kv_row_bytes(m, m.layer(l))));
-    return checked_mul(n, 2);
+    return checked_mul(n, m.shape.kv_planes());
 }
 
 // K and V bytes one more token of context costs, counting the layers whose cache grows with the
@@ -143,7 +143,7 @@ constexpr std::uint64_t kv_bytes_per_token(const model_desc& m) {
     std::uint64_t n = 0;
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)
         if (m.layer(l).attention == attention_kind::full) n = checked_add(n, kv_row_bytes(m, m.layer(l)));
-    return checked_mul(n, 2);
+    return checked_mul(n, m.shape.kv_planes());
 }
 
 }  // namespace vramplan

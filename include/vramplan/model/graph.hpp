@@ -23,8 +23,8 @@
 namespace vramplan {
 
 inline constexpr std::uint8_t no_buffer = 0xff;
-inline constexpr std::size_t max_graph_buffers = 32;
-inline constexpr std::size_t max_graph_ops = 64;
+inline constexpr std::size_t max_graph_buffers = 40;
+inline constexpr std::size_t max_graph_ops = 80;
 
 // How many rows a buffer has in one pass: one per token of the micro-batch, one per output row
 // (the last token of each sequence, or every token when all logits are asked for), or the fused
@@ -76,7 +76,8 @@ enum class op_kind : std::uint8_t {
                     // rotates with rope_base_local and no scaling when that is not 0 (Gemma 3)
     kv_append,      // writes rows in[0] (K) and in[1] (V) into the layer's cache at positions in[2]
     attention,      // out = softmax(cap(q K^T * scale)) V over the layer's cache; q = in[0], positions in[1],
-                    // aux = partial softmax states; cap(s) = softcap tanh(s / softcap), or s when softcap is 0
+                    // aux = partial softmax states; cap(s) = softcap tanh(s / softcap), or s when softcap is 0;
+                    // with v_dim, V is the first v_dim values of each K row (MLA's latent: planned only)
     add,            // out += in[0], n values per row, in place
     swiglu,         // out = silu(out) * in[0], n values per row, in place
     logits,         // hands in[0] (n values per output row) to the caller: the pass's result
@@ -89,12 +90,19 @@ enum class op_kind : std::uint8_t {
     gate_scale,     // out[t] *= sigmoid(in[0][t]) (one value per row), n values per row, in place
     split,          // out[t] = values [k, k + n) of in[0][t] (a part of a fused projection: Phi-3's q/k/v)
     softcap,        // out = softcap tanh(out / softcap), n values per row, in place (Gemma 2's final logits)
+    // Multi-head latent attention's ops (planned; the forward pass refuses MLA models before it runs):
+    head_split,   // out[t] = values [k, k + n) of each of the `heads` parts (head_dim values each) of in[0][t]
+    head_matmul,  // head h of out[t] (n values) = head h of in[0][t] (k values) x plane h of the weight,
+                  // transposed (MLA: the query's unrotated part into the latent, the latent into the value)
+    concat,       // head h of out[t] = head h of in[0][t] (n values) then of in[1][t] (k values); in[1] has
+                  // one head when kv_heads is 1, which every head of out repeats
     count
 };
 inline constexpr std::size_t n_op_kinds = static_cast<std::size_t>(op_kind::count);
 inline constexpr std::array<std::string_view, n_op_kinds> op_names{
-    "inputs", "embed",  "rms_norm", "matmul", "add_bias",      "rope",       "kv_append",  "attention", "add",
-    "swiglu", "logits", "geglu",    "route",  "expert_matmul", "expert_sum", "gate_scale", "split",     "softcap"};
+    "inputs",     "embed",      "rms_norm", "matmul",  "add_bias",   "rope",        "kv_append",
+    "attention",  "add",        "swiglu",   "logits",  "geglu",      "route",       "expert_matmul",
+    "expert_sum", "gate_scale", "split",    "softcap", "head_split", "head_matmul", "concat"};
 static_assert(!op_names.back().empty(), "one name per op_kind");
 constexpr std::string_view op_name(op_kind k) { return op_names[static_cast<std::size_t>(k)]; }
 
@@ -109,6 +117,8 @@ struct graph_op {
     // Per-op parameters; each op kind reads the ones its comment above names.
     std::uint64_t n = 0, k = 0;
     std::uint64_t heads = 0, kv_heads = 0, head_dim = 0;
+    std::uint64_t v_dim = 0;         // attention: the value width when not head_dim (MLA: the latent, the
+                                     // first v_dim values of each cached row; kv_append then writes K alone)
     float eps = 0.0f;                // rms_norm
     float scale = 0.0f;              // attention: softmax scale; embed: the rows' factor (0: none)
     float softcap = 0.0f;            // attention, softcap: the cap c of c tanh(x / c) (0: none)
@@ -136,12 +146,12 @@ struct forward_graph {
     friend constexpr bool operator==(const forward_graph&, const forward_graph&) = default;
 
     constexpr std::uint8_t add_buffer(const graph_buffer& b) {
-        if (n_buffers == max_graph_buffers) throw error("a forward graph holds at most 32 activation buffers");
+        if (n_buffers == max_graph_buffers) throw error("a forward graph holds at most 40 activation buffers");
         buffers[n_buffers] = b;
         return n_buffers++;
     }
     constexpr void add_op(const graph_op& o) {
-        if (n_ops == max_graph_ops) throw error("a forward graph holds at most 64 ops");
+        if (n_ops == max_graph_ops) throw error("a forward graph holds at most 80 ops");
         ops[n_ops++] = o;
     }
     constexpr void begin_block() { block_begin = n_ops; }

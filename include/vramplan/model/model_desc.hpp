@@ -127,6 +127,22 @@ struct decoder_shape {
     bool attn_output_bias = false;
     bool expert_bias = false;
 
+    // Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2; kv_lora_rank > 0): each query and key
+    // head is head_dim = qk_nope + rope_dim wide, of which rope_dim values are rotated; values are
+    // v_head_dim wide. q comes from the input through a q_lora_rank bottleneck (0: straight, as in
+    // DeepSeek-V2-Lite). Keys and values are not cached: each token's layer caches its latent
+    // (kv_lora_rank values) and the rotated key part its heads share (rope_dim values), one row of
+    // kv_lora_rank + rope_dim in one plane, and attention reads the keys' unrotated parts and the
+    // values out of the latent through attn_k_b and attn_v_b ("absorbed", as DeepSeek-V2's paper,
+    // section 2.1.3, describes and as llama.cpp, vLLM and SGLang cache it). n_head_kv is 1 (the
+    // latent is one head that every query head reads).
+    std::uint64_t q_lora_rank = 0;
+    std::uint64_t kv_lora_rank = 0;
+    std::uint64_t rope_dim = 0;
+    std::uint64_t v_head_dim = 0;
+    // DeepSeek-V3: exp_probs_b.bias, one value per expert that steers the choice of experts.
+    bool expert_probs_bias = false;
+
     // False for an architecture vramplan has no forward graph for (a GGUF file of another
     // architecture): its tensors are planned as opaque bytes per layer and globally, its KV from
     // the generic keys, and no activations; every report says so.
@@ -134,8 +150,17 @@ struct decoder_shape {
 
     friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
 
+    constexpr bool latent_attention() const { return kv_lora_rank != 0; }
     constexpr std::uint64_t q_dim() const { return checked_mul(n_head, head_dim); }
-    constexpr std::uint64_t kv_dim() const { return checked_mul(n_head_kv, head_dim); }
+    // One cached row of one token in one layer: a K (or V) row, or MLA's latent and rotated key.
+    constexpr std::uint64_t kv_dim() const {
+        return latent_attention() ? checked_add(kv_lora_rank, rope_dim) : checked_mul(n_head_kv, head_dim);
+    }
+    // Planes a layer's cache holds: K and V, or MLA's one.
+    constexpr std::uint64_t kv_planes() const { return latent_attention() ? 1 : 2; }
+    // The attention output's width, which the output projection reads.
+    constexpr std::uint64_t v_dim() const { return checked_mul(n_head, v_head_dim ? v_head_dim : head_dim); }
+    constexpr std::uint64_t qk_nope_dim() const { return head_dim - rope_dim; }
     // Positions past n_ctx_train were never seen in training: without RoPE scaling, output degrades.
     constexpr bool beyond_trained_context(std::uint64_t context) const {
         return n_ctx_train != 0 && context > n_ctx_train;
@@ -204,9 +229,17 @@ constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_
     switch (r) {
         case attn_norm:
         case attn_output: return attends;
-        case attn_q:
+        case attn_q: return attends && !s.fused_qkv && !(s.latent_attention() && s.q_lora_rank != 0);
         case attn_k:
-        case attn_v: return attends && !s.fused_qkv;
+        case attn_v: return attends && !s.fused_qkv && !s.latent_attention();
+        case attn_q_a:
+        case attn_q_a_norm:
+        case attn_q_b: return attends && s.latent_attention() && s.q_lora_rank != 0;
+        case attn_kv_a_mqa:
+        case attn_kv_a_norm:
+        case attn_k_b:
+        case attn_v_b: return attends && s.latent_attention();
+        case exp_probs_b_bias: return moe && s.expert_probs_bias;
         case attn_qkv: return attends && s.fused_qkv;
         case attn_sinks: return attends && s.attn_sinks;
         case attn_output_bias: return attends && s.attn_output_bias;
@@ -331,7 +364,16 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
         case tensor_role::attn_q_bias: return {1, s.q_dim()};
         case tensor_role::attn_k_bias:
         case tensor_role::attn_v_bias: return {1, s.kv_dim()};
-        case tensor_role::attn_output: return {s.n_embd, s.q_dim()};
+        case tensor_role::attn_output: return {s.n_embd, s.v_dim()};
+        case tensor_role::attn_q_a: return {s.q_lora_rank, s.n_embd};
+        case tensor_role::attn_q_a_norm: return {1, s.q_lora_rank};
+        case tensor_role::attn_q_b: return {s.q_dim(), s.q_lora_rank};
+        case tensor_role::attn_kv_a_mqa: return {s.kv_dim(), s.n_embd};
+        case tensor_role::attn_kv_a_norm: return {1, s.kv_lora_rank};
+        // Per head: the latent from the unrotated query part, and the value from the latent.
+        case tensor_role::attn_k_b: return {s.kv_lora_rank, s.qk_nope_dim(), s.n_head};
+        case tensor_role::attn_v_b: return {s.v_head_dim ? s.v_head_dim : s.head_dim, s.kv_lora_rank, s.n_head};
+        case tensor_role::exp_probs_b_bias: return {1, s.n_expert};
         case tensor_role::ffn_gate: return {s.n_ff, s.n_embd};
         case tensor_role::ffn_up: return {s.fused_gate_up ? checked_mul(s.n_ff, 2) : s.n_ff, s.n_embd};
         case tensor_role::attn_qkv: return {checked_add(s.q_dim(), checked_mul(s.kv_dim(), 2)), s.n_embd};
@@ -369,6 +411,12 @@ constexpr void validate(const decoder_shape& s) {
         throw error("a local/global layer pattern needs a sliding window or an attention chunk of at least 1 token");
     if (s.sliding_window != 0 && s.attention_chunk != 0)
         throw error("a model's local layers either slide or attend within chunks, not both");
+    if (s.latent_attention() && (s.rope_dim == 0 || s.rope_dim >= s.head_dim || s.n_head_kv != 1))
+        throw error(
+            "latent attention needs a rotated part of each head (qk_rope_head_dim) smaller than the head (qk_nope + "
+            "qk_rope) and one latent KV head");
+    if (!s.latent_attention() && (s.q_lora_rank != 0 || s.rope_dim != 0 || s.v_head_dim != 0))
+        throw error("a query bottleneck, a partial rotary part or a value width is given without latent attention");
 }
 
 // Every tensor's rows must be whole blocks of its format (Q4_0 cannot store a 172-value row).
@@ -381,7 +429,9 @@ constexpr void validate_formats(const model_desc& m) {
                         " values, which " + name(f) + " cannot store (it needs a multiple of " +
                         std::to_string(block_elements(f)) + "); keep this tensor in another format, e.g. f16");
     };
-    check(m.kv, m.shape.kv_dim(), "", "KV cache row (n_head_kv x head_dim)");
+    check(m.kv, m.shape.kv_dim(), "",
+          m.shape.latent_attention() ? "KV cache row (kv_lora_rank + qk_rope_head_dim)"
+                                     : "KV cache row (n_head_kv x head_dim)");
     for (std::uint32_t k = 0; k < m.n_kinds; ++k)
         if (m.kinds[k].kv_heads != 0)
             check(m.kv, checked_mul(m.kinds[k].kv_heads, m.shape.head_dim), "", "KV cache row of a layer's own heads");

@@ -376,13 +376,48 @@ inline constexpr preset_entry gpt_oss_20b_entry{"gpt-oss-20b", "gpt-oss gptoss-2
 inline constexpr preset_entry gpt_oss_120b_entry{"gpt-oss-120b", "gptoss-120b gpt_oss_120b", gpt_oss_shape(36, 128),
                                                  116829156672, format{format_id::mxfp4}};
 
-inline constexpr std::array<preset_entry, 26> catalog{
-    llama2_7b_entry,       llama2_13b_entry, llama3_8b_entry,     llama31_8b_entry,   llama31_70b_entry,
-    mistral_7b_entry,      qwen25_7b_entry,  tinyllama_entry,     phi3_mini_entry,    stories260k_entry,
-    qwen3_06b_entry,       qwen3_8b_entry,   qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry,
-    gemma3_4b_entry,       llama32_1b_entry, llama32_3b_entry,    llama33_70b_entry,  qwen3_32b_entry,
-    qwen3_235b_a22b_entry, gemma3_12b_entry, gemma3_27b_entry,    llama4_scout_entry, gpt_oss_20b_entry,
-    gpt_oss_120b_entry,
+// DeepSeek-V3 (and R1, its reasoning fine-tune; config.json) without its multi-token-prediction
+// layer, and Kimi-K2 (DeepSeek-V3's architecture): latent attention of 128 (Kimi: 64) heads of
+// 128 + 64 (rotated) over a 512-value latent, a 1536-value query bottleneck, 128-value value heads;
+// 3 (Kimi: 1) dense layers of 18432, then 256 (Kimi: 384) routed experts of 2048, 8 per token,
+// chosen with a bias per expert, beside one shared expert of 2048. Run-time presets only: the
+// layer templates do not express latent attention.
+inline constexpr decoder_shape mla_moe_shape(std::uint64_t vocab, std::uint64_t heads, std::uint64_t dense_lead,
+                                             std::uint64_t experts, float rope_base, std::uint64_t context) {
+    return {.n_vocab = vocab,
+            .n_embd = 7168,
+            .n_layer = 61,
+            .n_head = heads,
+            .n_head_kv = 1,
+            .head_dim = 192,
+            .n_ff = 18432,
+            .rope_base = rope_base,
+            .norm_eps = 1e-6f,
+            .n_ctx_train = context,
+            .scaling = rope_scaling::yarn,
+            .n_expert = experts,
+            .n_expert_used = 8,
+            .n_ff_expert = 2048,
+            .n_ff_shared = 2048,
+            .n_dense_lead = dense_lead,
+            .q_lora_rank = 1536,
+            .kv_lora_rank = 512,
+            .rope_dim = 64,
+            .v_head_dim = 128,
+            .expert_probs_bias = true};
+}
+inline constexpr preset_entry deepseek_v3_entry{"DeepSeek-V3", "deepseek-v3 deepseek-r1 deepseek-v3.1 deepseek",
+                                                mla_moe_shape(129280, 128, 3, 256, 10000.0f, 163840), 671026419200};
+inline constexpr preset_entry kimi_k2_entry{"Kimi-K2", "kimi-k2 kimi",
+                                            mla_moe_shape(163840, 64, 1, 384, 50000.0f, 131072), 1026408232448};
+
+inline constexpr std::array<preset_entry, 28> catalog{
+    llama2_7b_entry,       llama2_13b_entry,  llama3_8b_entry,     llama31_8b_entry,   llama31_70b_entry,
+    mistral_7b_entry,      qwen25_7b_entry,   tinyllama_entry,     phi3_mini_entry,    stories260k_entry,
+    qwen3_06b_entry,       qwen3_8b_entry,    qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry,
+    gemma3_4b_entry,       llama32_1b_entry,  llama32_3b_entry,    llama33_70b_entry,  qwen3_32b_entry,
+    qwen3_235b_a22b_entry, gemma3_12b_entry,  gemma3_27b_entry,    llama4_scout_entry, gpt_oss_20b_entry,
+    gpt_oss_120b_entry,    deepseek_v3_entry, kimi_k2_entry,
 };
 
 // The type-level model of a shape: W for every matrix (embedding and head included unless given),

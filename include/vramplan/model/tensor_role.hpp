@@ -38,6 +38,18 @@ enum class tensor_role : std::uint8_t {
     attn_sinks,         // gpt-oss: one learned logit per query head that joins every softmax (n_head values)
     attn_output_bias,   // gpt-oss: the output projection's bias (n_embd values)
     ffn_gate_inp_bias,  // gpt-oss: the router's bias (n_expert values)
+    // Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): q through a low-rank bottleneck (q_a,
+    // its norm, q_b) or straight (attn_q); the input compressed to the latent and the shared rotated
+    // key part (kv_a_mqa), the latent's norm, and per head the maps from the latent to the unrotated
+    // key (k_b) and from the latent to the value (v_b), stacked as one plane per head.
+    attn_q_a,
+    attn_q_a_norm,
+    attn_q_b,
+    attn_kv_a_mqa,
+    attn_kv_a_norm,
+    attn_k_b,
+    attn_v_b,
+    exp_probs_b_bias,  // DeepSeek-V3: a bias per expert added to the router's scores to choose experts
     // The routed experts, stacked (n_expert planes of n_ff_expert x n_embd, and of n_embd x
     // n_ff_expert for down), then gpt-oss's per-expert biases (a row per expert), last in a layer's
     // slot: a layer whose experts live in the host tier keeps the rest of its slot, cut where they
@@ -61,9 +73,11 @@ inline constexpr std::array<std::string_view, n_tensor_roles> role_names{
     "post_ffw_norm.weight",  "ffn_gate_inp.weight",  "ffn_gate_inp_shexp.weight",
     "ffn_gate_shexp.weight", "ffn_up_shexp.weight",  "ffn_down_shexp.weight",
     "attn_qkv.weight",       "attn_sinks.weight",    "attn_output.bias",
-    "ffn_gate_inp.bias",     "ffn_gate_exps.weight", "ffn_up_exps.weight",
-    "ffn_down_exps.weight",  "ffn_gate_exps.bias",   "ffn_up_exps.bias",
-    "ffn_down_exps.bias",
+    "ffn_gate_inp.bias",     "attn_q_a.weight",      "attn_q_a_norm.weight",
+    "attn_q_b.weight",       "attn_kv_a_mqa.weight", "attn_kv_a_norm.weight",
+    "attn_k_b.weight",       "attn_v_b.weight",      "exp_probs_b.bias",
+    "ffn_gate_exps.weight",  "ffn_up_exps.weight",   "ffn_down_exps.weight",
+    "ffn_gate_exps.bias",    "ffn_up_exps.bias",     "ffn_down_exps.bias",
 };
 static_assert(role_names.size() == n_tensor_roles && !role_names.back().empty(), "one name per tensor_role");
 inline constexpr std::size_t first_routed_expert_role = static_cast<std::size_t>(tensor_role::ffn_gate_exps);
@@ -74,12 +88,13 @@ constexpr std::string_view role_name(tensor_role r) { return role_names[static_c
 constexpr bool is_norm(tensor_role r) {
     using enum tensor_role;
     return r == attn_norm || r == ffn_norm || r == attn_q_norm || r == attn_k_norm || r == post_attention_norm ||
-           r == post_ffw_norm;
+           r == post_ffw_norm || r == attn_q_a_norm || r == attn_kv_a_norm;
 }
 constexpr bool is_bias(tensor_role r) {
     using enum tensor_role;
     return r == attn_q_bias || r == attn_k_bias || r == attn_v_bias || r == attn_output_bias ||
-           r == ffn_gate_inp_bias || r == ffn_gate_exps_bias || r == ffn_up_exps_bias || r == ffn_down_exps_bias;
+           r == ffn_gate_inp_bias || r == ffn_gate_exps_bias || r == ffn_up_exps_bias || r == ffn_down_exps_bias ||
+           r == exp_probs_b_bias;
 }
 // Norms, biases and the shared expert's gate row are vectors kept in f32, as llama.cpp keeps them,
 // whatever the weight format.

@@ -91,9 +91,13 @@ inline std::vector<buffer_info> buffers(const plan& p) {
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
         if (p.kv_rows_of(l) == 0) continue;  // a layer without attention keeps no cache
         const std::uint64_t kv_exact = checked_mul(p.kv_rows_of(l), kv_row_bytes(p.model, p.model.layer(l)));
-        for (int which = 0; which < 2; ++which)
-            out.push_back({std::string(which == 0 ? "cache_k." : "cache_v.") + std::to_string(l), buffer_kind::kv,
-                           p.kv_tier(l), p.kv_plane_offset(l, which == 1), kv_exact, p.kv_plane_of(l),
+        const bool latent = s.latent_attention();  // MLA: one plane of latents and rotated keys
+        for (int which = 0; which < static_cast<int>(s.kv_planes()); ++which)
+            out.push_back({std::string(latent       ? "cache_latent."
+                                       : which == 0 ? "cache_k."
+                                                    : "cache_v.") +
+                               std::to_string(l),
+                           buffer_kind::kv, p.kv_tier(l), p.kv_plane_offset(l, which == 1), kv_exact, p.kv_plane_of(l),
                            g.first_op(op_kind::kv_append), g.first_op(op_kind::attention), true,
                            static_cast<std::int64_t>(l), p.model.kv, p.kv_rows_of(l),
                            kv_dim_of(p.model, p.model.layer(l))});

@@ -76,7 +76,7 @@ inline std::vector<device_share> plan_pipeline(const model_desc& m, const std::v
         first += layers[d];
         for (std::uint64_t l = s.first_layer; l < s.first_layer + s.n_layers; ++l) {
             s.weights = checked_add(s.weights, p.block_stride[m.layer_kind[l]]);
-            s.kv = checked_add(s.kv, checked_mul(p.kv_plane_of(l), 2));
+            s.kv = checked_add(s.kv, checked_mul(p.kv_plane_of(l), m.shape.kv_planes()));
         }
         if (d == 0) s.weights = checked_add(s.weights, align_up(token_embd_bytes(m), o.alignment));
         s.weights = checked_add(s.weights, align_up(rope_freqs_bytes(m), o.alignment));  // every layer rotates with it

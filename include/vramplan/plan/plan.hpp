@@ -86,8 +86,8 @@ struct plan {
     std::uint64_t rope_factors_offset = 0;   // GPU tier: LongRoPE's long factors, then its short ones
     std::uint64_t global_opaque_offset = 0;  // GPU tier: an architecture without a graph's global tensors
 
-    // KV cache: per layer a K plane then a V plane of kv_plane[kind] bytes each (aligned), layer l's
-    // K plane at kv_offset[l] within its tier's KV region (the host tier's for layers the CPU
+    // KV cache: per layer a K plane then a V plane (MLA: its latent plane alone) of kv_plane[kind] bytes each
+    // (aligned), layer l's K plane at kv_offset[l] within its tier's KV region (the host tier's for layers the CPU
     // computes, else the GPU's). Sliding-window and chunked layers hold their ring.
     std::array<std::uint64_t, max_block_kinds> kv_plane{};
     std::array<std::uint64_t, max_layers> kv_offset{};
@@ -209,7 +209,7 @@ constexpr void lay_out_kv(plan& p) {
     for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {
         auto& tier_at = at[p.kv_tier(l) == tier::gpu ? 0 : 1];
         p.kv_offset[l] = tier_at;
-        tier_at = checked_add(tier_at, checked_mul(p.kv_plane_of(l), 2));
+        tier_at = checked_add(tier_at, checked_mul(p.kv_plane_of(l), p.model.shape.kv_planes()));
     }
     p.gpu.kv.bytes = at[0];
     p.host.kv.bytes = at[1];
@@ -276,7 +276,7 @@ constexpr void needed_by_gpu_layers(const plan& base, Out&& out) {
         prefix_max[l + 1] = s > prefix_max[l] ? s : prefix_max[l];
         on_gpu[l] = detail::resident_stride(base, l, moe_before);
         if (base.options.offload == offload_mode::compute)
-            on_gpu[l] = checked_add(on_gpu[l], checked_mul(base.kv_plane_of(l), 2));
+            on_gpu[l] = checked_add(on_gpu[l], checked_mul(base.kv_plane_of(l), base.model.shape.kv_planes()));
         moe_before += base.model.layer(l).ffn == ffn_kind::moe;
     }
     std::uint64_t resident = 0;

@@ -34,6 +34,10 @@ inline void check_runnable(const model_desc& m) {
         throw error(
             "gpt-oss's block (attention sinks, the output and expert biases, its clamped SwiGLU experts) is planned "
             "but not run yet");
+    if (s.latent_attention())
+        throw error(
+            "multi-head latent attention (DeepSeek-V2/V3, Kimi-K2: a cached latent the heads read through attn_k_b "
+            "and attn_v_b) is planned but not run yet");
     if (s.llama4_block)
         throw error(
             "Llama 4's block (a sigmoid router that weighs each expert's input, global layers without RoPE) is "
@@ -284,6 +288,10 @@ private:
             case op_kind::expert_sum:
                 b.expert_sum(f32(o.out), input(o, 0), input(o, 1), rows, o.n, o.experts_used);
                 break;
+            case op_kind::head_split:
+            case op_kind::head_matmul:
+            case op_kind::concat:  // check_runnable refuses the models whose graphs have them
+                throw error("internal: latent attention's ops are planned, not run");
             case op_kind::count: throw error("internal: op kind count is not an op");
         }
     }
