@@ -14,6 +14,7 @@
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/hf_config.hpp"
 #include "vramplan/model/presets.hpp"
+#include "vramplan/model/training.hpp"
 #include "vramplan/plan/buffers.hpp"
 #include "vramplan/plan/plan.hpp"
 #include "vramplan/runtime/forward_pass.hpp"
@@ -109,6 +110,8 @@ TEST_CASE("latent attention's KV cache: kv_lora_rank + qk_rope_head_dim values p
     CHECK(p.gpu.activations.bytes == p.act_lower_bound);
     // The runtime says what it does not run yet.
     CHECK_THROWS_WITH_AS(runtime::check_runnable(p.model), doctest::Contains("multi-head latent attention"), error);
+    // Training's saved activations are derived for grouped-query attention only: said, not guessed.
+    CHECK_THROWS_WITH_AS(training_memory(p.model, training_config{}), doctest::Contains("inference only"), error);
 }
 
 namespace {

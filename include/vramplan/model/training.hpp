@@ -96,6 +96,11 @@ constexpr std::uint64_t head_per_token(const decoder_shape& s, const training_co
 constexpr training_footprint training_memory(const model_desc& m, const training_config& c) {
     validate(m.shape);
     if (c.seq == 0 || c.micro_batch == 0) throw error("sequence length and micro-batch must be at least 1");
+    // The saved activations below are those of grouped-query attention's block.
+    if (m.shape.latent_attention())
+        throw error(
+            "training memory is derived for grouped-query attention; multi-head latent attention (DeepSeek, Kimi) is "
+            "planned for inference only");
     const decoder_shape& s = m.shape;
     const std::uint64_t p = c.prec == precision::mixed ? 2 : 4;
     training_footprint f;
