@@ -279,8 +279,18 @@ TEST_CASE("gpt-oss's config.json gives the preset's shape") {
   "tie_word_embeddings": false, "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 201088
 })";
     const std::string path = write_temp_text("vramplan_gpt_oss_config.json", config);
-    const decoder_shape s = io::shape_from_config(path);
+    const io::config_description d = io::describe_config(path);
+    const decoder_shape& s = d.shape;
     CHECK(s == presets::gpt_oss_20b_entry.shape);
+    // quantization_config's MXFP4 is the experts' format, as the preset's release format is.
+    REQUIRE(d.expert_format);
+    CHECK(*d.expert_format == in_mxfp4);
+    REQUIRE(d.notes.size() == 1);
+    CHECK(d.notes[0].find("MXFP4") != std::string::npos);
+    const model_desc from_config =
+        with_expert_format(make_model("config", s, uniform_policy(in_bf16)), *d.expert_format);
+    CHECK(weight_bytes(from_config) ==
+          weight_bytes(presets::describe(presets::gpt_oss_20b_entry, uniform_policy(in_bf16))));
     // A layer_types list that does not alternate is refused, naming the layer.
     std::string broken = config;
     broken.replace(broken.find("\"full_attention\""), 16, "\"sliding_attention\"");

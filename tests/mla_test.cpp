@@ -290,8 +290,11 @@ TEST_CASE(
     const io::config_description d = io::describe_config(path);
     std::filesystem::remove(path);
     CHECK(d.shape == presets::deepseek_v3_entry.shape);
-    REQUIRE(d.notes.size() == 1);
-    CHECK(d.notes[0].find("1 multi-token-prediction layer") != std::string::npos);
+    // Its FP8 weights (quantization_config) are not applied yet, and the notes say so.
+    CHECK_FALSE(d.expert_format);
+    REQUIRE(d.notes.size() == 2);
+    CHECK(d.notes[0].find("quant_method 'fp8'") != std::string::npos);
+    CHECK(d.notes[1].find("1 multi-token-prediction layer") != std::string::npos);
     // V2-Lite: no query bottleneck (q_lora_rank null), 2 shared experts, no choice bias; 15.7B.
     const std::string lite = R"({
   "model_type": "deepseek_v2", "vocab_size": 102400, "hidden_size": 2048, "intermediate_size": 10944,
@@ -309,4 +312,8 @@ TEST_CASE(
     CHECK_FALSE(s.norm_topk_prob);
     CHECK(s.n_ff_shared == 2 * 1408);
     CHECK_FALSE(s.expert_probs_bias);
+    // A number past a double's range is one error naming the file (the config.json fuzzer's find).
+    const std::string huge = write_temp_text("vramplan_huge_number.json", R"({"model_type": "llama", "x": 4e0960})");
+    CHECK_THROWS_WITH_AS(io::shape_from_config(huge), doctest::Contains("number too large"), error);
+    std::filesystem::remove(huge);
 }

@@ -123,6 +123,7 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
         c.name = spec;
         io::config_description d = io::describe_config(spec);
         c.desc = make_model(c.name, d.shape, f16_policy);
+        if (d.expert_format) c.desc = with_expert_format(c.desc, *d.expert_format);
         c.notes = std::move(d.notes);
     } else {
         const auto& e = presets::by_name(spec);

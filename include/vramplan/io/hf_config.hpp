@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +41,9 @@ struct config_reader {
     float number_or(const char* key, float fallback) const {
         if (!has(key)) return fallback;
         if (!j[key].is_number()) fail(key, "must be a number, not " + j[key].dump());
-        return j[key].get<float>();
+        const double v = j[key].get<double>();
+        if (!(v >= -3.4e38 && v <= 3.4e38)) fail(key, "is out of range, " + j[key].dump());  // a float holds it
+        return static_cast<float>(v);
     }
     bool flag_or(const char* key, bool fallback) const {
         if (!has(key)) return fallback;
@@ -60,6 +63,9 @@ struct config_reader {
 struct config_description {
     decoder_shape shape;
     std::vector<std::string> notes;
+    // The routed experts' format when quantization_config stores them quantized and the rest as
+    // torch_dtype (quant_method "mxfp4": gpt-oss's release); empty: every matrix as torch_dtype.
+    std::optional<format> expert_format;
 };
 
 namespace detail {
@@ -270,6 +276,7 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
     } else if (f.window_period != 0) {
         s.sliding_window = c.count("sliding_window");
         s.window_period = c.count_or("sliding_window_pattern", f.window_period);
+        if (s.window_period == 0) c.fail("sliding_window_pattern", "must be at least 1");
         // Newer Gemma 3 files list each layer's attention instead; it must be the same pattern.
         check_layer_pattern(c, "layer_types", s.n_layer, s.window_period, "sliding_attention", "full_attention");
     } else if (f.window_key && c.has("sliding_window")) {
@@ -281,15 +288,17 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
 }
 }  // namespace detail
 
-// A Hugging Face config.json of a model type vramplan knows, with what it leaves out.
-inline config_description describe_config(const std::string& path) {
-    const std::string text = input_file::open(path, "config.json").read_all(max_config_bytes, "config.json");
+// A Hugging Face config.json's text, of a model type vramplan knows, with what it leaves out;
+// `path` names it in errors.
+inline config_description describe_config_text(const std::string& path, const std::string& text) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw error("'" + path + "' is not valid JSON (a syntax error near byte " + std::to_string(e.byte) +
                     "); a config.json is one JSON object");
+    } catch (const nlohmann::json::exception&) {  // a number past a double's range (the fuzzer's 4e0960)
+        throw error("'" + path + "' holds a number too large to read; a config.json's numbers are sizes and rates");
     }
     if (!j.is_object())
         throw error("'" + path + "' is JSON but not an object of model settings, which a config.json is");
@@ -318,6 +327,25 @@ inline config_description describe_config(const std::string& path) {
                     detail::known_config_types() + " configs");
     const detail::config_reader c{path, *settings, prefix};
     out.shape = detail::read_shape(c, *family);
+    // quantization_config: MXFP4 quantizes the experts alone (gpt-oss's modules_to_not_convert keeps
+    // attention, router, embedding and head in torch_dtype). Other methods are not applied yet,
+    // and the notes say so.
+    if (top.has("quantization_config")) {
+        if (!j["quantization_config"].is_object())
+            top.fail("quantization_config", "must be an object, not " + j["quantization_config"].dump());
+        const detail::config_reader q{path, j["quantization_config"], "quantization_config."};
+        const std::string method = q.text_or("quant_method", "");
+        if (method == "mxfp4" && out.shape.n_expert != 0) {
+            out.expert_format = format{format_id::mxfp4};
+            out.notes.push_back(
+                "quantization_config: the routed experts are planned in MXFP4 as the checkpoint stores them, the "
+                "other matrices in 16 bits (torch_dtype)");
+        } else {
+            out.notes.push_back("quantization_config (quant_method '" + method +
+                                "') is not applied yet: the matrices are planned in 16 bits unless --weights says "
+                                "otherwise");
+        }
+    }
     if (const std::uint64_t mtp = c.count_or("num_nextn_predict_layers", 0); mtp != 0)
         out.notes.push_back("the " + std::to_string(mtp) +
                             " multi-token-prediction layer(s) (num_nextn_predict_layers) are not planned: GGUF "
@@ -347,6 +375,11 @@ inline config_description describe_config(const std::string& path) {
         throw error("'" + path + "': " + e.what());
     }
     return out;
+}
+
+// The same, read from a file (at most max_config_bytes).
+inline config_description describe_config(const std::string& path) {
+    return describe_config_text(path, input_file::open(path, "config.json").read_all(max_config_bytes, "config.json"));
 }
 
 inline decoder_shape shape_from_config(const std::string& path) { return describe_config(path).shape; }
