@@ -76,6 +76,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     s.attention_chunk = more & 16 ? r.dim() : 0;  // read last of all: older seeds keep their meaning
     o.offload = more & 32 ? offload_mode::compute : offload_mode::stream;
     s.attn_sinks = more & 128;
+    // gpt-oss's biases and latent attention: read after everything else, so older seeds keep their
+    // meaning.
+    s.attn_output_bias = more & 256;
+    s.expert_bias = more & 512;
+    s.expert_probs_bias = more & 1024;
+    if (more & 2048) {
+        s.kv_lora_rank = r.dim();
+        s.q_lora_rank = r.dim();
+        s.rope_dim = r.dim();
+        s.v_head_dim = r.dim();
+    }
     try {
         const model_desc m = make_model("fuzz", s, pol);
         const plan p = plan_inference(m, t, lim, o);

@@ -38,14 +38,14 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     // mapped to the value head (attn_v_b) before the output projection.
     const std::uint64_t L = s.kv_lora_rank, R = s.rope_dim, QL = s.q_lora_rank, H = s.n_head;
     const auto q_a = mla && QL ? buffer("q_a", QL) : no_buffer;
-    const auto q_nope = mla ? buffer("q_nope", H * s.qk_nope_dim()) : no_buffer;
-    const auto q_pe = mla ? buffer("q_rope", H * R) : no_buffer;
-    const auto kv_a = mla ? buffer("latent_rope", L + R) : no_buffer;
+    const auto q_nope = mla ? buffer("q_nope", checked_mul(H, s.qk_nope_dim())) : no_buffer;
+    const auto q_pe = mla ? buffer("q_rope", checked_mul(H, R)) : no_buffer;
+    const auto kv_a = mla ? buffer("latent_rope", checked_add(L, R)) : no_buffer;
     const auto latent = mla ? buffer("latent", L) : no_buffer, k_pe = mla ? buffer("k_rope", R) : no_buffer;
-    const auto q_abs = mla ? buffer("q_absorbed", H * L) : no_buffer;
-    const auto q_lat = mla ? buffer("q_latent", H * (L + R)) : no_buffer;
-    const auto k_lat = mla ? buffer("k_latent", L + R) : no_buffer;
-    const auto attn_lat = mla ? buffer("attn_latent", H * L) : no_buffer;
+    const auto q_abs = mla ? buffer("q_absorbed", checked_mul(H, L)) : no_buffer;
+    const auto q_lat = mla ? buffer("q_latent", checked_mul(H, checked_add(L, R))) : no_buffer;
+    const auto k_lat = mla ? buffer("k_latent", checked_add(L, R)) : no_buffer;
+    const auto attn_lat = mla ? buffer("attn_latent", checked_mul(H, L)) : no_buffer;
     // The attention's accumulators are as wide as its values: the latent under MLA.
     const auto states =
         g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, mla ? L : s.head_dim});
