@@ -202,7 +202,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     const auto m = run("models");
     CHECK(m.rc == 0);
     CHECK(m.out.find("70,553,706,496") != std::string::npos);
-    CHECK(lines(m.out) == 29);                                        // a header and 28 presets
+    CHECK(lines(m.out) == 30);                                        // a header and 29 presets
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
@@ -766,6 +766,23 @@ TEST_CASE("DeepSeek-V3: the latent cache, 576 values per token and layer in one 
     CHECK(text.out.find("caches a latent of 512 and a rotated key of 64 per layer (576 values, one plane)") !=
           std::string::npos);
     CHECK(text.out.find("cache_latent.0..60 (KV cache)") != std::string::npos);
+}
+
+TEST_CASE("Granite-4.0-H-Tiny: the Mamba-2 layers' states beside the 4 attention layers' KV") {
+    const auto j = run_json("plan -m granite-4.0-h-tiny -g rtx-4060-8gb --weights q4_k --ctx 32768", 0);
+    CHECK(j["params"] == 6'939'037'248ull);
+    // 4 attention layers x 32768 positions x 4 KV heads of 128, f16, K and V; 36 layers' states of
+    // (3 x 3328 + 128 x 3072) f32 values.
+    const std::uint64_t states = 36ull * (3 * 3328 + 128 * 3072) * 4;
+    CHECK(j["recurrent_state_bytes"] == states);
+    CHECK(j["kv_bytes"] == 4ull * 32768 * 512 * 2 * 2 + states);
+    CHECK(j["layer_kinds"][0]["attention"] == "recurrent");
+    CHECK(j["layer_kinds"][5]["attention"] == "full");
+    const auto text = run("plan -m granite-4.0-h-tiny -g rtx-4060-8gb --weights q4_k --ctx 32768");
+    CHECK(text.out.find("mamba2  36 Mamba-2 layers (48 heads of 64, a state of 128, 1 group, a 4-tap "
+                        "convolution) keep 55.37 MiB of f32 state per sequence") != std::string::npos);
+    CHECK(text.out.find("only the 4 attention layers' KV grows with it") != std::string::npos);
+    CHECK(text.out.find("cache_k/v+state.0..39 (KV cache)") != std::string::npos);
 }
 
 TEST_CASE("--offload compute keeps the host layers' KV cache in host memory; advise says what to combine") {

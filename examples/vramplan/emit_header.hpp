@@ -54,7 +54,9 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
         ".rope_base_local = {:.9e}f, .fused_qkv = {}, "
         ".fused_gate_up = {}, .attn_sinks = {}, "
         ".attn_output_bias = {}, .expert_bias = {}, .q_lora_rank = {}, .kv_lora_rank = {}, .rope_dim = {}, "
-        ".v_head_dim = {}, .expert_probs_bias = {}, .activations_planned = {}}};\n",
+        ".v_head_dim = {}, .expert_probs_bias = {}, .recurrent_layers = {{{:#x}, {:#x}, {:#x}, {:#x}}}, "
+        ".ssm_conv_kernel = {}, .ssm_inner = {}, .ssm_state = {}, .ssm_groups = {}, .ssm_heads = {}, "
+        ".ssm_conv_bias = {}, .activations_planned = {}}};\n",
         s.n_vocab, s.n_embd, s.n_layer, s.n_head, s.n_head_kv, s.head_dim, s.n_ff, s.qkv_bias, s.tied_output,
         s.rope_base, s.norm_eps, s.n_ctx_train, s.rope_freqs, rope_scaling_literal(s.scaling), s.scaling_factor,
         s.rope_neox, s.rope_factors, s.n_expert, s.n_expert_used, s.n_ff_expert, s.n_ff_shared, s.shared_expert_gate,
@@ -62,7 +64,8 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
         s.attention_chunk, s.qk_norm, s.post_norms, s.gelu, s.embed_scale, s.attn_softcap, s.final_softcap,
         s.query_pre_attn_scalar, s.rope_base_local, s.fused_qkv, s.fused_gate_up, s.attn_sinks, s.attn_output_bias,
         s.expert_bias, s.q_lora_rank, s.kv_lora_rank, s.rope_dim, s.v_head_dim, s.expert_probs_bias,
-        s.activations_planned);
+        s.recurrent_layers[0], s.recurrent_layers[1], s.recurrent_layers[2], s.recurrent_layers[3], s.ssm_conv_kernel,
+        s.ssm_inner, s.ssm_state, s.ssm_groups, s.ssm_heads, s.ssm_conv_bias, s.activations_planned);
     h += fmt::format("        m.global_opaque_bytes = {};\n        m.global_opaque_params = {};\n",
                      m.global_opaque_bytes, m.global_opaque_params);
     h += fmt::format(

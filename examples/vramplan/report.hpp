@@ -165,6 +165,21 @@ inline void print_plan(const plan_summary& s) {
             "({} values, one plane), not {} heads' keys and values\n",
             sh.kv_lora_rank, sh.rope_dim, sh.kv_dim(), sh.n_head);
     if (const std::string a = attention_layers(p); !a.empty()) fmt::print("layers  {}\n", a);
+    if (sh.hybrid()) {
+        std::uint64_t n_recurrent = 0;
+        for (std::uint64_t l = 0; l < sh.n_layer; ++l) n_recurrent += sh.is_recurrent(l);
+        auto count = [](std::uint64_t n, std::string_view what) {
+            return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+        };
+        fmt::print(
+            "mamba2  {} ({} heads of {}, a state of {}, {}, a {}-tap convolution) keep {} of f32 state per sequence "
+            "whatever the context ({} for {}); only the {}' KV grows with it\n",
+            count(n_recurrent, "Mamba-2 layer"), sh.ssm_heads, sh.ssm_inner / sh.ssm_heads, sh.ssm_state,
+            count(sh.ssm_groups, "group"), sh.ssm_conv_kernel,
+            human(checked_mul(recurrent_state_bytes(sh), n_recurrent)), human(p.state_bytes()),
+            p.lim.batch == 1 ? std::string("the one sequence") : fmt::format("{} sequences", p.lim.batch),
+            count(sh.n_layer - n_recurrent, "attention layer"));
+    }
     fmt::print("gpu     {}: {} capacity, {} reserve, budget {}\n", p.target.name, human(p.target.capacity),
                human(p.target.reserve), human(p.target.budget()));
     if (s.local) print_local_gpu(*s.local, p);
@@ -211,7 +226,9 @@ inline void print_plan(const plan_summary& s) {
         };
         std::int64_t kv_first = -1, kv_last = -1;
         std::uint64_t kv_bytes = 0;
-        const char* kv_name = p.model.shape.latent_attention() ? "cache_latent" : "cache_k/v";
+        const char* kv_name = p.model.shape.latent_attention() ? "cache_latent"
+                              : p.model.shape.hybrid()         ? "cache_k/v+state"
+                                                               : "cache_k/v";
         for (const auto& b : all) {
             if (b.where != t) continue;
             if (b.kind == buffer_kind::weights && b.layer >= 0) {
@@ -252,13 +269,15 @@ inline void print_plan(const plan_summary& s) {
     }
     // What the step numbers above are: the ops of the forward graph, the block's once for every layer.
     std::string line = "steps  ";
-    const bool two_variants = g.variant_begin[0] != g.variant_end[0] && g.variant_begin[1] != g.variant_end[1];
+    std::size_t n_variants = 0;
+    for (std::size_t k = 0; k < n_block_variants; ++k) n_variants += g.variant_begin[k] != g.variant_end[k];
+    const bool two_variants = n_variants > 1;
     for (std::size_t i = 0; i < g.n_ops; ++i) {
         std::string item = fmt::format("{} {}", i, step_name(g, i));
         if (two_variants) {
             for (std::size_t k = 0; k < n_block_variants; ++k) {
-                if (i == g.variant_begin[k])
-                    item = fmt::format("[{} layers: ", ffn_kind_name(static_cast<ffn_kind>(k))) + item;
+                if (g.variant_begin[k] == g.variant_end[k]) continue;
+                if (i == g.variant_begin[k]) item = fmt::format("[{} layers: ", block_variant_names[k]) + item;
                 if (i + 1 == g.variant_end[k]) item += "]";
             }
         } else {
@@ -357,6 +376,7 @@ inline nlohmann::json plan_json(const plan_summary& s) {
                          {"kv_positions", p.kv_positions_of(l)}});
     j["weights_bytes"] = p.gpu.weights.bytes + p.host.weights.bytes;
     j["kv_bytes"] = p.kv_bytes();
+    j["recurrent_state_bytes"] = p.state_bytes();  // within kv_bytes: the Mamba-2 layers' share
     j["host_kv_bytes"] = p.host.kv.bytes;
     j["offload_mode"] = std::string(offload_mode_name(p.options.offload));
     j["activations_bytes"] = p.gpu.activations.bytes;
@@ -392,8 +412,10 @@ inline nlohmann::json plan_json(const plan_summary& s) {
         // With dense and expert layers, which of them run the op.
         for (std::size_t k = 0; k < n_block_variants; ++k)
             if (p.graph.variant_end[k] - p.graph.variant_begin[k] != p.graph.block_end - p.graph.block_begin &&
-                i >= p.graph.variant_begin[k] && i < p.graph.variant_end[k])
-                step["ffn"] = ffn_kind_name(static_cast<ffn_kind>(k));
+                i >= p.graph.variant_begin[k] && i < p.graph.variant_end[k]) {
+                step["ffn"] = ffn_kind_name(static_cast<ffn_kind>(k % 2));
+                if (k >= block_variant(true, false)) step["recurrent"] = true;  // a Mamba-2 layer's
+            }
         steps.push_back(step);
     }
     auto& arr = j["buffers"] = nlohmann::json::array();

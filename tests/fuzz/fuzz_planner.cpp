@@ -87,6 +87,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         s.rope_dim = r.dim();
         s.v_head_dim = r.dim();
     }
+    // Mamba-2 layers: a mask of them and their sizes, read after everything else too.
+    if (more & 4096) {
+        s.recurrent_layers[0] = r.u64();
+        s.recurrent_layers[1] = more & 8192 ? r.u64() : 0;
+        s.ssm_conv_kernel = r.dim() % 16;
+        s.ssm_inner = r.dim();
+        s.ssm_state = r.dim() % 512;
+        s.ssm_groups = r.dim() % 16;
+        s.ssm_heads = r.dim() % 256;
+        s.ssm_conv_bias = more & 16384;
+    }
     try {
         const model_desc m = make_model("fuzz", s, pol);
         const plan p = plan_inference(m, t, lim, o);

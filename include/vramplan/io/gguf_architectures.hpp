@@ -47,12 +47,15 @@ struct gguf_architecture {
     // it post_attention_norm.weight: the norm after the attention, which feeds the experts).
     std::string_view ffn_norm_tensor = {};
     bool mla = false;  // multi-head latent attention (decoder_shape::kv_lora_rank and the rest)
+    // Mamba-2 layers among the attention layers: a layer whose attention.head_count_kv is 0 is one,
+    // sized by the ssm.* keys (decoder_shape::ssm_inner and the rest), as llama.cpp reads them.
+    bool hybrid = false;
 };
 
 // Gemma 2 alternates local and global layers (layer 0 local), Gemma 3 has five local layers to
 // each global one; llama.cpp fixes both patterns per architecture, as here. Llama files with
 // experts are Mixtral's layout; Qwen2-MoE does not renormalize the chosen experts' weights.
-inline constexpr std::array<gguf_architecture, 11> gguf_architectures{{
+inline constexpr std::array<gguf_architecture, 12> gguf_architectures{{
     {.name = "llama", .moe = moe_layout::optional},
     {.name = "qwen2", .neox = true},
     {.name = "qwen2moe", .neox = true, .moe = moe_layout::required, .expert_width_key = true, .norm_topk_prob = false},
@@ -109,6 +112,10 @@ inline constexpr std::array<gguf_architecture, 11> gguf_architectures{{
     // q_lora_rank, key_length_mla, value_length_mla, rope.dimension_count), leading dense layers,
     // expert_shared_count shared experts as wide as the routed ones.
     {.name = "deepseek2", .moe = moe_layout::required, .expert_width_key = true, .mla = true},
+    // Granite-4.0-H (llama.cpp's granitehybrid): Mamba-2 layers and a few attention layers, each
+    // with a SwiGLU feed-forward, dense (H-Micro) or experts as wide as feed_forward_length with a
+    // shared expert (H-Tiny, H-Small). Its attention uses no RoPE, which costs no memory.
+    {.name = "granitehybrid", .moe = moe_layout::optional, .hybrid = true},
 }};
 
 inline std::string known_architectures() {

@@ -104,6 +104,48 @@ inline std::uint64_t mtp_layers(const gguf_file& g) {
     return g.get_uint(arch->s + ".nextn_predict_layers", 0);
 }
 
+// A hybrid file's layers: head_count_kv 0 marks a Mamba-2 layer (llama.cpp's rule), the others
+// attend with one head count; the ssm.* keys size the Mamba-2 layers.
+inline void describe_recurrent_layers(const gguf_file& g, const std::string& p, decoder_shape& s) {
+    const auto heads = detail::per_layer(g, p + "attention.head_count", s.n_layer, 0);
+    const auto kv_heads = detail::per_layer(g, p + "attention.head_count_kv", s.n_layer, 0);
+    for (std::uint64_t l = 0; l < s.n_layer; ++l) {
+        if (kv_heads[l] == 0) {
+            s.set_recurrent(l);
+            continue;
+        }
+        if (s.n_head_kv != 0 && (kv_heads[l] != s.n_head_kv || heads[l] != s.n_head))
+            g.fail(
+                "the attention layers of this file have different head counts (attention.head_count and "
+                "head_count_kv); vramplan plans one attention shape among the Mamba-2 layers");
+        s.n_head = heads[l];
+        s.n_head_kv = kv_heads[l];
+    }
+    if (s.n_head_kv == 0)
+        g.fail(
+            "every layer is a Mamba-2 layer (attention.head_count_kv is 0 for all); vramplan plans hybrids that "
+            "keep some attention layers");
+    if (s.n_head == 0) g.fail("missing or zero metadata key '" + p + "attention.head_count' for the attention layers");
+    auto size = [&](const char* key) {
+        const std::uint64_t v = g.get_uint(p + "ssm." + key, 0);
+        if (v == 0) g.fail("missing or zero metadata key '" + p + "ssm." + key + "', which sizes the Mamba-2 layers");
+        return v;
+    };
+    s.ssm_conv_kernel = size("conv_kernel");
+    s.ssm_inner = size("inner_size");
+    s.ssm_state = size("state_size");
+    s.ssm_heads = size("time_step_rank");
+    s.ssm_groups = size("group_count");
+}
+
+// The index of the first layer that attends, and of the first Mamba-2 layer: which tensors a
+// layer has beyond its kind's own (biases) is read from them.
+inline std::string first_layer_prefix(const decoder_shape& s, bool recurrent) {
+    for (std::uint64_t l = 0; l < s.n_layer; ++l)
+        if (s.is_recurrent(l) == recurrent) return "blk." + std::to_string(l) + ".";
+    return "blk.0.";
+}
+
 inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture& a) {
     const std::string p = std::string(a.name) + ".";
     decoder_shape s;
@@ -120,9 +162,13 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
         g.fail("block_count is " + std::to_string(s.n_layer) + "; vramplan plans at most " +
                std::to_string(max_layers) + " layers");
     s.n_embd = g.get_uint(p + "embedding_length");
-    s.n_head = detail::uniform_per_layer(g, p + "attention.head_count", s.n_layer, 0);
-    if (s.n_head == 0) g.fail("missing or zero metadata key '" + p + "attention.head_count'");
-    s.n_head_kv = detail::uniform_per_layer(g, p + "attention.head_count_kv", s.n_layer, s.n_head);
+    if (a.hybrid) {
+        describe_recurrent_layers(g, p, s);
+    } else {
+        s.n_head = detail::uniform_per_layer(g, p + "attention.head_count", s.n_layer, 0);
+        if (s.n_head == 0) g.fail("missing or zero metadata key '" + p + "attention.head_count'");
+        s.n_head_kv = detail::uniform_per_layer(g, p + "attention.head_count_kv", s.n_layer, s.n_head);
+    }
     if (a.mla) {
         describe_latent_attention(g, p, s);
     } else {
@@ -153,9 +199,11 @@ inline decoder_shape describe_shape(const gguf_file& g, const gguf_architecture&
     if (embd->dims.size() != 2) g.fail("token_embd.weight must have 2 dimensions");
     s.n_vocab = embd->dims[1];
     s.tied_output = g.find_tensor("output.weight") == nullptr;
-    s.qkv_bias = g.find_tensor("blk.0.attn_q.bias") != nullptr;
-    s.attn_sinks = g.find_tensor("blk.0.attn_sinks.weight") != nullptr;
-    s.attn_output_bias = g.find_tensor("blk.0.attn_output.bias") != nullptr;
+    const std::string attending = first_layer_prefix(s, false);
+    s.qkv_bias = g.find_tensor(attending + "attn_q.bias") != nullptr;
+    s.attn_sinks = g.find_tensor(attending + "attn_sinks.weight") != nullptr;
+    s.attn_output_bias = g.find_tensor(attending + "attn_output.bias") != nullptr;
+    if (s.hybrid()) s.ssm_conv_bias = g.find_tensor(first_layer_prefix(s, true) + "ssm_conv1d.bias") != nullptr;
     s.rope_neox = a.neox;
     s.rope_freqs = g.find_tensor("rope_freqs.weight") != nullptr;
     s.rope_factors = g.find_tensor("rope_factors_long.weight") != nullptr;
@@ -331,7 +379,10 @@ inline model_desc describe(const gguf_file& g, std::string_view name = {}) {
         std::vector<std::uint64_t> want{e.cols};
         if (e.rows != 1) want.push_back(e.rows);
         if (e.planes != 1) want.push_back(e.planes);
-        if (t->dims != want) {
+        // GGUF pads dimensions with 1s, so [3072, 1] is [3072] (Mamba-2's norm of one group).
+        auto dims = t->dims;
+        while (dims.size() > 1 && dims.back() == 1) dims.pop_back();
+        if (dims != want) {
             std::string shape;
             for (auto d : want) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
             std::string got;

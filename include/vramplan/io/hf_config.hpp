@@ -77,7 +77,7 @@ struct config_family {
     // soft-capping values and (Gemma 3) rope_local_base_freq read when given.
     bool gemma = false;
     float rope_local_default = 0.0f;  // rope_local_base_freq when absent (Gemma 3: 10000)
-    enum class experts : std::uint8_t { none, mixtral, qwen, llama4, deepseek } moe = experts::none;
+    enum class experts : std::uint8_t { none, mixtral, qwen, llama4, deepseek, granite } moe = experts::none;
     bool shared_gate = false;         // Qwen2-MoE's sigmoid gate on the shared expert
     bool norm_topk_default = true;    // when norm_topk_prob is absent
     bool window_key = false;          // sliding_window applies to every layer when given (non-null)
@@ -87,10 +87,11 @@ struct config_family {
     // gpt-oss: attention sinks, biases on the router and the experts, and attention_bias giving the
     // output projection a bias beside q, k and v.
     bool oai_block = false;
-    bool mla = false;  // multi-head latent attention (kv_lora_rank, q_lora_rank, qk_*_head_dim, v_head_dim)
+    bool mla = false;     // multi-head latent attention (kv_lora_rank, q_lora_rank, qk_*_head_dim, v_head_dim)
+    bool mamba2 = false;  // Mamba-2 layers where layer_types says "mamba" (the mamba_* keys size them)
 };
 
-inline constexpr std::array<config_family, 15> config_families{{
+inline constexpr std::array<config_family, 16> config_families{{
     {.type = "llama"},
     {.type = "mistral", .window_key = true},
     {.type = "mixtral", .moe = config_family::experts::mixtral, .window_key = true},
@@ -123,6 +124,9 @@ inline constexpr std::array<config_family, 15> config_families{{
     {.type = "deepseek_v2", .moe = config_family::experts::deepseek, .norm_topk_default = false, .mla = true},
     {.type = "deepseek_v3", .moe = config_family::experts::deepseek, .mla = true},
     {.type = "kimi_k2", .moe = config_family::experts::deepseek, .mla = true},
+    // Granite-4.0-H: Mamba-2 and attention layers as layer_types lists them, every layer with a
+    // feed-forward: routed experts beside a shared one, or (num_local_experts 0) the shared MLP alone.
+    {.type = "granitemoehybrid", .moe = config_family::experts::granite, .mamba2 = true},
 }};
 
 // Multimodal checkpoints that nest their language model in text_config, and its model type.
@@ -152,6 +156,37 @@ inline void check_layer_pattern(const config_reader& c, const char* key, std::ui
         if (list[l] != (l % period == period - 1 ? global : local))
             c.fail(key, "does not follow one global layer in every " + std::to_string(period) + " (layer " +
                             std::to_string(l) + " is " + list[l].dump() + "); vramplan plans that pattern only");
+}
+
+// Granite-4.0-H's Mamba-2 layers: layer_types names each layer "mamba" or "attention", and the
+// mamba_* keys size the former (the defaults are transformers' GraniteMoeHybridConfig's).
+inline void read_mamba2(const config_reader& c, decoder_shape& s) {
+    if (!c.has("layer_types") || !c.j["layer_types"].is_array() || c.j["layer_types"].size() != s.n_layer)
+        c.fail("layer_types", "must list each layer's kind, \"mamba\" or \"attention\" (num_hidden_layers of them)");
+    if (s.n_layer > max_layers) c.fail("num_hidden_layers", "is more than the 256 layers vramplan plans");
+    const auto& types = c.j["layer_types"];
+    for (std::size_t l = 0; l < types.size(); ++l) {
+        if (types[l] == "mamba")
+            s.set_recurrent(l);
+        else if (types[l] != "attention")
+            c.fail("layer_types", "names layer " + std::to_string(l) + " " + types[l].dump() +
+                                      "; a layer is \"mamba\" or \"attention\"");
+    }
+    if (!s.hybrid()) return;  // an attention-only checkpoint (Granite-4.0-Micro's config type)
+    s.ssm_heads = c.count_or("mamba_n_heads", 128);
+    s.ssm_groups = c.count_or("mamba_n_groups", 1);
+    s.ssm_state = c.count_or("mamba_d_state", 256);
+    s.ssm_conv_kernel = c.count_or("mamba_d_conv", 4);
+    s.ssm_inner = checked_mul(c.count_or("mamba_expand", 2), s.n_embd);
+    // mamba_d_head is "auto" (the inner width over the heads) or a number that must agree.
+    if (c.has("mamba_d_head") && !(c.j["mamba_d_head"].is_string() && c.j["mamba_d_head"] == "auto") &&
+        checked_mul(c.count("mamba_d_head"), s.ssm_heads) != s.ssm_inner)
+        c.fail("mamba_d_head", "times mamba_n_heads is not mamba_expand x hidden_size (" + std::to_string(s.ssm_inner) +
+                                   "), the Mamba-2 layers' inner width");
+    s.ssm_conv_bias = c.flag_or("mamba_conv_bias", true);
+    if (c.flag_or("mamba_proj_bias", false))
+        c.fail("mamba_proj_bias",
+               "is true: biases on Mamba-2's projections are not planned (no released model has them)");
 }
 
 // The shape of one language model's settings object (the file itself, or a text_config).
@@ -262,6 +297,20 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
         }
         s.n_ff = c.count_or("intermediate_size_mlp", s.n_ff);
     }
+    if (f.moe == experts::granite) {
+        // The shared MLP (shared_intermediate_size) is every layer's dense feed-forward, beside the
+        // routed experts (intermediate_size wide) when there are any.
+        const std::uint64_t shared = c.count("shared_intermediate_size");
+        s.n_expert = c.count_or("num_local_experts", 0);
+        if (s.n_expert != 0) {
+            s.n_expert_used = c.count("num_experts_per_tok");
+            s.n_ff_expert = s.n_ff;
+            s.n_ff_shared = shared;
+        } else {
+            s.n_ff = shared;
+        }
+    }
+    if (f.mamba2) read_mamba2(c, s);
     if (f.moe != experts::none) s.norm_topk_prob = c.flag_or("norm_topk_prob", f.norm_topk_default);
     if (f.chunks) {
         // Llama 4: layers that use RoPE (no_rope_layers[l] = 1) attend within chunks, and every

@@ -9,13 +9,21 @@
 // router matmul, a route op choosing each token's experts, expert_matmul ops over the routed rows
 // and an expert_sum weighting them back into one row per token, with the shared expert a dense
 // feed-forward beside it. A sliding-window layer runs the same ops: its window is a property of
-// the layer's kind and its cache (model_desc.hpp, plan.hpp), not of the ops.
+// the layer's kind and its cache (model_desc.hpp, plan.hpp), not of the ops. A Mamba-2 layer
+// (Granite-4.0-H) runs its own variant: ssm_in's projection split into the gate z and the x, B, C
+// channels the convolution runs over, the scan, the gate and a grouped norm, and ssm_out, then
+// the same feed-forward as an attending layer.
 #pragma once
 
 #include "vramplan/model/graph.hpp"
 #include "vramplan/model/model_desc.hpp"
 
 namespace vramplan {
+
+// The block variant layers of kind b run.
+constexpr std::size_t block_variant(const block_kind& b) {
+    return block_variant(b.attention == attention_kind::recurrent, b.ffn == ffn_kind::moe);
+}
 
 constexpr forward_graph decoder_graph(const decoder_shape& s) {
     using enum op_kind;
@@ -30,9 +38,16 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const auto positions = buffer("positions", 1, buffer_elem::i32);
     const auto x = buffer("residual", E, buffer_elem::f32);  // the residual stream stays f32
     const auto attn_in = buffer("attn_in", E);
+    // Which kinds of layer there are: a block variant, and its buffers, for each.
+    std::array<bool, n_block_variants> has{};
+    for (std::uint64_t l = 0; l < s.n_layer; ++l)
+        has[block_variant(block_kind{{}, layer_attention(s, l), layer_ffn(s, l)})] = true;
+    const bool attending = has[block_variant(false, false)] || has[block_variant(false, true)];
+    const bool recurrent = has[block_variant(true, false)] || has[block_variant(true, true)];
     const auto qkv = s.fused_qkv ? buffer("qkv", Q + 2 * KV) : no_buffer;
     const bool mla = s.latent_attention();
-    const auto q = buffer("q", Q), k = mla ? no_buffer : buffer("k", KV), v = mla ? no_buffer : buffer("v", KV);
+    const auto q = attending ? buffer("q", Q) : no_buffer;
+    const auto k = mla || !attending ? no_buffer : buffer("k", KV), v = mla || !attending ? no_buffer : buffer("v", KV);
     // MLA attends over the latent (L values) and the shared rotated key (R): each query head is
     // absorbed into the latent's space (L + R values) and its output, L values per head, is
     // mapped to the value head (attn_v_b) before the output projection.
@@ -47,12 +62,20 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
     const auto k_lat = mla ? buffer("k_latent", checked_add(L, R)) : no_buffer;
     const auto attn_lat = mla ? buffer("attn_latent", checked_mul(H, L)) : no_buffer;
     // The attention's accumulators are as wide as its values: the latent under MLA.
-    const auto states =
-        g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head, buffer_elem::f32, mla ? L : s.head_dim});
-    const auto attn_out = buffer("attn_out", s.v_dim()), attn_proj = buffer("attn_proj", E);
-    // Which feed-forward kinds the layers have: a block variant, and its buffers, for each.
-    bool has_dense = false, has_moe = false;
-    for (std::uint64_t l = 0; l < s.n_layer; ++l) (layer_ffn(s, l) == ffn_kind::moe ? has_moe : has_dense) = true;
+    const auto states = attending ? g.add_buffer({"attn_scratch", buffer_rows::attention_states, s.n_head,
+                                                  buffer_elem::f32, mla ? L : s.head_dim})
+                                  : no_buffer;
+    const auto attn_out = attending ? buffer("attn_out", s.v_dim()) : no_buffer;
+    // Mamba-2: ssm_in's output (z, then the x, B, C channels, then dt), the gate z, the convolved
+    // channels and the scan's output.
+    const std::uint64_t I = s.ssm_inner, C = s.ssm_conv_channels(), G = s.ssm_groups;
+    const auto ssm_proj = recurrent ? buffer("ssm_zxbcdt", s.ssm_in_dim()) : no_buffer;
+    const auto ssm_z = recurrent ? buffer("ssm_z", I) : no_buffer;
+    const auto ssm_xbc = recurrent ? buffer("ssm_xbc", C) : no_buffer;
+    const auto ssm_y = recurrent ? buffer("ssm_y", I) : no_buffer;
+    const auto attn_proj = buffer("attn_proj", E);
+    const bool has_dense = has[block_variant(false, false)] || has[block_variant(true, false)];
+    const bool has_moe = has[block_variant(false, true)] || has[block_variant(true, true)];
     const bool moe = has_moe, shared = moe && s.n_ff_shared != 0;
     const std::uint64_t X = s.n_ff_expert, K = s.n_expert_used, S = s.n_ff_shared;
     const auto ffn_in = buffer("ffn_in", E);
@@ -136,12 +159,32 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
               .scale = s.embed_scale ? static_cast<float>(detail::sqrt_newton(static_cast<double>(E))) : 0.0f});
 
     g.begin_block();
-    // One variant per feed-forward kind the layers have (dense first): attention, then that
-    // feed-forward. A layer runs the variant of its kind.
-    auto block = [&](bool moe_layer) {
-        const auto variant = static_cast<std::size_t>(moe_layer ? ffn_kind::moe : ffn_kind::dense);
-        g.begin_variant(variant);
-        norm(layer_weight(tensor_role::attn_norm), x, attn_in);
+    // One variant per kind of layer there is (attending dense, attending moe, then Mamba-2 dense and
+    // moe): the token mixer, then that feed-forward. A layer runs the variant of its kind.
+    auto mamba2 = [&]() {
+        linear(layer_weight(tensor_role::ssm_in), attn_in, ssm_proj, s.ssm_in_dim(), E);
+        part(ssm_proj, ssm_z, 0, I);
+        g.add_op({.kind = ssm_conv,
+                  .in = {ssm_proj, no_buffer, no_buffer},
+                  .out = ssm_xbc,
+                  .weight = layer_weight(tensor_role::ssm_conv1d),
+                  .n = C,
+                  .k = I,
+                  .head_dim = s.ssm_conv_kernel});
+        g.add_op({.kind = ssm_scan,
+                  .in = {ssm_xbc, ssm_proj, no_buffer},
+                  .out = ssm_y,
+                  .weight = layer_weight(tensor_role::ssm_a),
+                  .n = I,
+                  .k = checked_add(I, C),
+                  .heads = s.ssm_heads,
+                  .kv_heads = G,
+                  .head_dim = s.ssm_state});
+        in_place(swiglu, ssm_z, ssm_y, I);                                         // y gated by silu(z), into z
+        norm(layer_weight(tensor_role::ssm_norm), ssm_z, ssm_z, false, I / G, G);  // one norm per group
+        linear(layer_weight(tensor_role::ssm_out), ssm_z, attn_proj, E, I);
+    };
+    auto attention_mixer = [&]() {
         const auto softmax_scale =
             1.0f / static_cast<float>(detail::sqrt_newton(s.query_pre_attn_scalar > 0.0f
                                                               ? static_cast<double>(s.query_pre_attn_scalar)
@@ -250,7 +293,8 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
         if (s.attn_output_bias)
             in_place(add_bias, attn_proj, no_buffer, E, layer_weight(tensor_role::attn_output_bias));
         if (s.post_norms) norm(layer_weight(tensor_role::post_attention_norm), attn_proj, attn_proj);
-        in_place(add, x, attn_proj, E);
+    };
+    auto feed_forward = [&](bool moe_layer) {
         norm(layer_weight(tensor_role::ffn_norm), x, ffn_in);
         if (!moe_layer) {
             if (s.fused_gate_up) {  // the gate's rows first, as Phi-3 stores them
@@ -292,10 +336,22 @@ constexpr forward_graph decoder_graph(const decoder_shape& s) {
         }
         if (s.post_norms) norm(layer_weight(tensor_role::post_ffw_norm), ffn_proj, ffn_proj);
         in_place(add, x, ffn_proj, E);
+    };
+    auto block = [&](bool recurrent_layer, bool moe_layer) {
+        const auto variant = block_variant(recurrent_layer, moe_layer);
+        g.begin_variant(variant);
+        norm(layer_weight(tensor_role::attn_norm), x, attn_in);
+        if (recurrent_layer) {
+            mamba2();
+        } else {
+            attention_mixer();
+        }
+        in_place(add, x, attn_proj, E);
+        feed_forward(moe_layer);
         g.end_variant(variant);
     };
-    if (has_dense) block(false);
-    if (has_moe) block(true);
+    for (std::size_t v = 0; v < n_block_variants; ++v)
+        if (has[v]) block(v >= block_variant(true, false), v % 2 == 1);
     g.end_block();
 
     norm(global_weight(global_tensor::output_norm), x, out_in, true);

@@ -121,13 +121,48 @@ constexpr std::uint64_t kv_positions(const decoder_shape& s, attention_kind a, s
         case attention_kind::sliding: return ring(s.sliding_window);
         case attention_kind::chunked: return ring(s.attention_chunk);
         case attention_kind::none:
+        case attention_kind::recurrent:
         case attention_kind::count: break;
     }
     return 0;
 }
 
+// One sequence's state in a Mamba-2 layer, which does not grow with the context: the convolution
+// needs the last ssm_conv_kernel - 1 inputs of each channel it convolves (the newest input is the
+// token's own), and the scan keeps ssm_state values for each of the ssm_inner channels (each
+// head's head_dim x ssm_state matrix). Both are f32, whatever the KV cache's format: llama.cpp
+// keeps them so (its recurrent memory's type_r and type_s), since quantizing a state that every
+// token rewrites would compound the error. Its sizes are llama_hparams::n_embd_r() and n_embd_s().
+constexpr std::uint64_t conv_state_values(const decoder_shape& s) {
+    return checked_mul(s.ssm_conv_kernel ? s.ssm_conv_kernel - 1 : 0, s.ssm_conv_channels());
+}
+constexpr std::uint64_t scan_state_values(const decoder_shape& s) { return checked_mul(s.ssm_state, s.ssm_inner); }
+constexpr std::uint64_t recurrent_state_bytes(const decoder_shape& s) {
+    return checked_mul(checked_add(conv_state_values(s), scan_state_values(s)), 4);
+}
+
+// What one layer of kind b keeps per sequence between passes, in one plane: a recurrent layer's
+// state, or `positions` cache rows (K or V, or MLA's latent) of an attending one.
+constexpr std::uint64_t layer_cache_plane(const model_desc& m, const block_kind& b, std::uint64_t positions) {
+    return b.attention == attention_kind::recurrent ? recurrent_state_bytes(m.shape)
+                                                    : checked_mul(positions, kv_row_bytes(m, b));
+}
+// The planes a layer of kind b keeps: K and V, MLA's latent, or a recurrent layer's state.
+constexpr std::uint64_t cache_planes(const decoder_shape& s, const block_kind& b) {
+    return b.attention == attention_kind::recurrent ? 1 : s.kv_planes();
+}
+
+// The Mamba-2 layers' states of `batch` sequences.
+constexpr std::uint64_t recurrent_state_bytes(const model_desc& m, std::uint64_t batch) {
+    std::uint64_t n = 0;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)
+        if (m.layer(l).attention == attention_kind::recurrent) n = checked_add(n, recurrent_state_bytes(m.shape));
+    return checked_mul(n, batch);
+}
+
 // The whole cache: every layer, K and V (MLA: the latent plane), for each of `batch` sequences of
 // `context` positions, sliding layers holding their ring (which depends on the micro-batch).
+// Mamba-2 layers hold no KV; their states are recurrent_state_bytes.
 constexpr std::uint64_t kv_cache_bytes(const model_desc& m, std::uint64_t context, std::uint64_t batch,
                                        std::uint64_t ubatch) {
     std::uint64_t n = 0;

@@ -8,7 +8,8 @@
 // the decoder block, run once per layer, and global ops after them (final norm, output head). The
 // block's ops appear once and stand for every layer, which keeps compile-time planning cheap. A
 // model whose layers differ in their feed-forward (dense layers before or between expert layers)
-// has one block variant per feed-forward kind, one after the other; each layer runs its own.
+// has one block variant per feed-forward kind, one after the other, and a hybrid model one more per
+// feed-forward kind for its Mamba-2 layers; each layer runs its own.
 #pragma once
 
 #include <array>
@@ -24,7 +25,7 @@ namespace vramplan {
 
 inline constexpr std::uint8_t no_buffer = 0xff;
 inline constexpr std::size_t max_graph_buffers = 40;
-inline constexpr std::size_t max_graph_ops = 80;
+inline constexpr std::size_t max_graph_ops = 112;
 
 // How many rows a buffer has in one pass: one per token of the micro-batch, one per output row
 // (the last token of each sequence, or every token when all logits are asked for), or the fused
@@ -96,13 +97,21 @@ enum class op_kind : std::uint8_t {
                   // transposed (MLA: the query's unrotated part into the latent, the latent into the value)
     concat,       // head h of out[t] = head h of in[0][t] (n values) then of in[1][t] (k values); in[1] has
                   // one head when kv_heads is 1, which every head of out repeats
+    // A Mamba-2 layer's ops (planned; the forward pass refuses hybrid models before it runs):
+    ssm_conv,  // out[t] = silu(b + the causal convolution, head_dim taps per channel (the weight's rows), of
+               // values [k, k + n) of in[0][t] after the sequence's convolution state, which it then updates;
+               // b is the layer's ssm_conv1d.bias (0 without one)
+    ssm_scan,  // out[t] = the selective scan of the x part (values [0, n)) of in[0][t], `heads` heads, with
+               // its B and C parts (kv_heads groups of head_dim values each, after x) and one dt per head
+               // from values [k, k + heads) of in[1][t], over the sequence's scan state (head_dim values per
+               // channel), which it updates; reads the layer's ssm_a (the weight), ssm_d and ssm_dt.bias
     count
 };
 inline constexpr std::size_t n_op_kinds = static_cast<std::size_t>(op_kind::count);
 inline constexpr std::array<std::string_view, n_op_kinds> op_names{
-    "inputs",     "embed",      "rms_norm", "matmul",  "add_bias",   "rope",        "kv_append",
-    "attention",  "add",        "swiglu",   "logits",  "geglu",      "route",       "expert_matmul",
-    "expert_sum", "gate_scale", "split",    "softcap", "head_split", "head_matmul", "concat"};
+    "inputs", "embed",   "rms_norm",   "matmul",      "add_bias", "rope",          "kv_append",  "attention",
+    "add",    "swiglu",  "logits",     "geglu",       "route",    "expert_matmul", "expert_sum", "gate_scale",
+    "split",  "softcap", "head_split", "head_matmul", "concat",   "ssm_conv",      "ssm_scan"};
 static_assert(!op_names.back().empty(), "one name per op_kind");
 constexpr std::string_view op_name(op_kind k) { return op_names[static_cast<std::size_t>(k)]; }
 
@@ -131,7 +140,13 @@ struct graph_op {
     friend constexpr bool operator==(const graph_op&, const graph_op&) = default;
 };
 
-inline constexpr std::size_t n_block_variants = 2;  // one per ffn_kind: dense, moe
+// One block variant per kind of layer the graph distinguishes: attending layers (of any attention
+// kind: a window is a property of the cache) with a dense or an expert feed-forward, then the
+// same two for Mamba-2 layers. An attending layer's variant is its ffn_kind's index.
+inline constexpr std::size_t n_block_variants = 4;
+constexpr std::size_t block_variant(bool recurrent, bool moe) { return (recurrent ? 2u : 0u) + (moe ? 1u : 0u); }
+inline constexpr std::array<std::string_view, n_block_variants> block_variant_names{"dense", "moe", "recurrent dense",
+                                                                                    "recurrent moe"};
 
 struct forward_graph {
     std::array<graph_buffer, max_graph_buffers> buffers{};
@@ -151,7 +166,7 @@ struct forward_graph {
         return n_buffers++;
     }
     constexpr void add_op(const graph_op& o) {
-        if (n_ops == max_graph_ops) throw error("a forward graph holds at most 80 ops");
+        if (n_ops == max_graph_ops) throw error("a forward graph holds at most 112 ops");
         ops[n_ops++] = o;
     }
     constexpr void begin_block() { block_begin = n_ops; }

@@ -143,6 +143,21 @@ struct decoder_shape {
     // DeepSeek-V3: exp_probs_b.bias, one value per expert that steers the choice of experts.
     bool expert_probs_bias = false;
 
+    // Mamba-2 layers among the attention layers (Granite-4.0-H; recurrent_layers marks them, one bit
+    // per layer). Such a layer mixes tokens with a causal convolution of ssm_conv_kernel taps over
+    // ssm_inner + 2 ssm_groups ssm_state channels and a selective scan of ssm_heads heads (each
+    // ssm_inner / ssm_heads wide) whose state is ssm_state values per channel, between an input
+    // projection (ssm_in: z, x, B, C and one dt per head) and an output projection (ssm_out). It
+    // keeps no KV: each sequence carries the convolution's last ssm_conv_kernel - 1 inputs and the
+    // scan's state, whose size does not depend on the context (footprint.hpp).
+    std::array<std::uint64_t, 4> recurrent_layers{};  // bit l % 64 of word l / 64: layer l is Mamba-2
+    std::uint64_t ssm_conv_kernel = 0;
+    std::uint64_t ssm_inner = 0;
+    std::uint64_t ssm_state = 0;
+    std::uint64_t ssm_groups = 0;
+    std::uint64_t ssm_heads = 0;
+    bool ssm_conv_bias = false;  // ssm_conv1d.bias, one value per convolved channel
+
     // False for an architecture vramplan has no forward graph for (a GGUF file of another
     // architecture): its tensors are planned as opaque bytes per layer and globally, its KV from
     // the generic keys, and no activations; every report says so.
@@ -151,6 +166,25 @@ struct decoder_shape {
     friend constexpr bool operator==(const decoder_shape&, const decoder_shape&) = default;
 
     constexpr bool latent_attention() const { return kv_lora_rank != 0; }
+    constexpr bool is_recurrent(std::uint64_t l) const {
+        return l < max_layers && (recurrent_layers[l / 64] >> (l % 64) & 1) != 0;
+    }
+    constexpr void set_recurrent(std::uint64_t l, bool on = true) {
+        if (l >= max_layers) throw error("vramplan plans at most 256 layers");
+        const std::uint64_t bit = std::uint64_t{1} << (l % 64);
+        recurrent_layers[l / 64] = on ? recurrent_layers[l / 64] | bit : recurrent_layers[l / 64] & ~bit;
+    }
+    constexpr bool hybrid() const {
+        return (recurrent_layers[0] | recurrent_layers[1] | recurrent_layers[2] | recurrent_layers[3]) != 0;
+    }
+    // Mamba-2's widths: the channels the convolution runs over (x, B and C), and ssm_in's output
+    // (z, those channels, and one dt per head).
+    constexpr std::uint64_t ssm_conv_channels() const {
+        return checked_add(ssm_inner, checked_mul(checked_mul(ssm_groups, ssm_state), 2));
+    }
+    constexpr std::uint64_t ssm_in_dim() const {
+        return checked_add(checked_add(ssm_inner, ssm_conv_channels()), ssm_heads);
+    }
     constexpr std::uint64_t q_dim() const { return checked_mul(n_head, head_dim); }
     // One cached row of one token in one layer: a K (or V) row, or MLA's latent and rotated key.
     constexpr std::uint64_t kv_dim() const {
@@ -168,13 +202,14 @@ struct decoder_shape {
 };
 
 // How a layer attends: over the whole context, over a sliding window or within its chunk (its cache
-// holds only what the window or chunk needs), or not at all.
-enum class attention_kind : std::uint8_t { full, sliding, chunked, none, count };
+// holds only what the window or chunk needs), not at all, or not by attention but by a recurrent
+// Mamba-2 mixer in its place (a fixed state per sequence instead of a cache).
+enum class attention_kind : std::uint8_t { full, sliding, chunked, none, recurrent, count };
 // How a layer's feed-forward is made: one dense SwiGLU, or routed experts (plus a shared one).
 enum class ffn_kind : std::uint8_t { dense, moe, count };
 
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(attention_kind::count)> attention_kind_names{
-    "full", "sliding", "chunked", "none"};
+    "full", "sliding", "chunked", "none", "recurrent"};
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(ffn_kind::count)> ffn_kind_names{"dense", "moe"};
 constexpr std::string_view attention_kind_name(attention_kind k) {
     return attention_kind_names[static_cast<std::size_t>(k)];
@@ -183,6 +218,7 @@ constexpr std::string_view ffn_kind_name(ffn_kind k) { return ffn_kind_names[sta
 
 // Layer l's attention and feed-forward, from the shape's pattern: the one place that rule lives.
 constexpr attention_kind layer_attention(const decoder_shape& s, std::uint64_t l) {
+    if (s.is_recurrent(l)) return attention_kind::recurrent;
     const attention_kind local = s.sliding_window != 0    ? attention_kind::sliding
                                  : s.attention_chunk != 0 ? attention_kind::chunked
                                                           : attention_kind::full;
@@ -221,14 +257,26 @@ struct block_kind {
     friend constexpr bool operator==(const block_kind&, const block_kind&) = default;
 };
 
+// Whether layers of this kind attend (hold K and V, or MLA's latent, per position).
+constexpr bool attends(attention_kind a) { return a != attention_kind::none && a != attention_kind::recurrent; }
+
 // Whether a layer of kind b has a tensor of role r.
 constexpr bool role_present(const decoder_shape& s, const block_kind& b, tensor_role r) {
     using enum tensor_role;
     if (!s.activations_planned) return false;  // every tensor is opaque
-    const bool moe = b.ffn == ffn_kind::moe, attends = b.attention != attention_kind::none;
+    const bool moe = b.ffn == ffn_kind::moe, recurrent = b.attention == attention_kind::recurrent;
+    const bool attends = vramplan::attends(b.attention);
     switch (r) {
-        case attn_norm:
+        case attn_norm: return attends || recurrent;  // a Mamba-2 layer's input norm has the same name
         case attn_output: return attends;
+        case ssm_in:
+        case ssm_conv1d:
+        case ssm_dt_bias:
+        case ssm_a:
+        case ssm_d:
+        case ssm_norm:
+        case ssm_out: return recurrent;
+        case ssm_conv1d_bias: return recurrent && s.ssm_conv_bias;
         case attn_q: return attends && !s.fused_qkv && !(s.latent_attention() && s.q_lora_rank != 0);
         case attn_k:
         case attn_v: return attends && !s.fused_qkv && !s.latent_attention();
@@ -374,6 +422,16 @@ constexpr tensor_extent role_extent(const decoder_shape& s, tensor_role r) {
         case tensor_role::attn_k_b: return {s.kv_lora_rank, s.qk_nope_dim(), s.n_head};
         case tensor_role::attn_v_b: return {s.v_head_dim ? s.v_head_dim : s.head_dim, s.kv_lora_rank, s.n_head};
         case tensor_role::exp_probs_b_bias: return {1, s.n_expert};
+        // Mamba-2, as llama.cpp's converter stores it: the convolution's taps per channel (a row of
+        // ssm_conv_kernel), A and D one per head (rows of 1), the gated norm one row per group.
+        case tensor_role::ssm_in: return {s.ssm_in_dim(), s.n_embd};
+        case tensor_role::ssm_conv1d: return {s.ssm_conv_channels(), s.ssm_conv_kernel};
+        case tensor_role::ssm_conv1d_bias: return {1, s.ssm_conv_channels()};
+        case tensor_role::ssm_dt_bias: return {1, s.ssm_heads};
+        case tensor_role::ssm_a:
+        case tensor_role::ssm_d: return {s.ssm_heads, 1};
+        case tensor_role::ssm_norm: return {s.ssm_groups, s.ssm_groups ? s.ssm_inner / s.ssm_groups : 0};
+        case tensor_role::ssm_out: return {s.n_embd, s.ssm_inner};
         case tensor_role::ffn_gate: return {s.n_ff, s.n_embd};
         case tensor_role::ffn_up: return {s.fused_gate_up ? checked_mul(s.n_ff, 2) : s.n_ff, s.n_embd};
         case tensor_role::attn_qkv: return {checked_add(s.q_dim(), checked_mul(s.kv_dim(), 2)), s.n_embd};
@@ -417,6 +475,21 @@ constexpr void validate(const decoder_shape& s) {
             "qk_rope) and one latent KV head");
     if (!s.latent_attention() && (s.q_lora_rank != 0 || s.rope_dim != 0 || s.v_head_dim != 0))
         throw error("a query bottleneck, a partial rotary part or a value width is given without latent attention");
+    if (s.hybrid()) {
+        for (std::uint64_t l = s.n_layer; l < max_layers; ++l)
+            if (s.is_recurrent(l)) throw error("a Mamba-2 layer is marked past the model's last layer");
+        if (s.ssm_conv_kernel == 0 || s.ssm_inner == 0 || s.ssm_state == 0 || s.ssm_groups == 0 || s.ssm_heads == 0)
+            throw error(
+                "Mamba-2 layers need a convolution kernel, an inner width, a state size, groups and heads, all "
+                "positive (GGUF ssm.conv_kernel, inner_size, state_size, group_count, time_step_rank)");
+        if (s.ssm_inner % s.ssm_heads != 0 || s.ssm_inner % s.ssm_groups != 0 || s.ssm_heads % s.ssm_groups != 0)
+            throw error("Mamba-2's inner width (" + std::to_string(s.ssm_inner) + ") must split into its " +
+                        std::to_string(s.ssm_heads) + " heads and " + std::to_string(s.ssm_groups) +
+                        " groups, and the heads into the groups");
+        if (s.latent_attention()) throw error("vramplan plans Mamba-2 layers beside plain attention, not MLA");
+    } else if (s.ssm_inner != 0 || s.ssm_state != 0 || s.ssm_heads != 0 || s.ssm_conv_bias) {
+        throw error("Mamba-2 sizes are given, but no layer is a Mamba-2 layer");
+    }
 }
 
 // Every tensor's rows must be whole blocks of its format (Q4_0 cannot store a 172-value row).

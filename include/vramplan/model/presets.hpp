@@ -411,13 +411,44 @@ inline constexpr preset_entry deepseek_v3_entry{"DeepSeek-V3", "deepseek-v3 deep
 inline constexpr preset_entry kimi_k2_entry{"Kimi-K2", "kimi-k2 kimi",
                                             mla_moe_shape(163840, 64, 1, 384, 50000.0f, 131072), 1026408232448};
 
-inline constexpr std::array<preset_entry, 28> catalog{
-    llama2_7b_entry,       llama2_13b_entry,  llama3_8b_entry,     llama31_8b_entry,   llama31_70b_entry,
-    mistral_7b_entry,      qwen25_7b_entry,   tinyllama_entry,     phi3_mini_entry,    stories260k_entry,
-    qwen3_06b_entry,       qwen3_8b_entry,    qwen3_30b_a3b_entry, mixtral_8x7b_entry, gemma2_9b_entry,
-    gemma3_4b_entry,       llama32_1b_entry,  llama32_3b_entry,    llama33_70b_entry,  qwen3_32b_entry,
-    qwen3_235b_a22b_entry, gemma3_12b_entry,  gemma3_27b_entry,    llama4_scout_entry, gpt_oss_20b_entry,
-    gpt_oss_120b_entry,    deepseek_v3_entry, kimi_k2_entry,
+// Granite-4.0-H-Tiny (its config.json, model type granitemoehybrid): 40 layers of 1536, of which
+// layers 5, 15, 25 and 35 attend (12 heads of 128, 4 KV heads, no RoPE) and the other 36 are
+// Mamba-2 layers (48 heads of 64, a state of 128, one group, a 4-tap convolution with a bias);
+// every layer has 64 routed experts of 512, 6 per token, beside a shared expert of 1024. Tied
+// embedding of 100352. Run-time preset only: the layer templates do not express Mamba-2.
+inline constexpr decoder_shape granite_4_h_tiny_shape() {
+    decoder_shape s{.n_vocab = 100352,
+                    .n_embd = 1536,
+                    .n_layer = 40,
+                    .n_head = 12,
+                    .n_head_kv = 4,
+                    .head_dim = 128,
+                    .n_ff = 512,
+                    .tied_output = true,
+                    .n_ctx_train = 131072,
+                    .n_expert = 64,
+                    .n_expert_used = 6,
+                    .n_ff_expert = 512,
+                    .n_ff_shared = 1024,
+                    .ssm_conv_kernel = 4,
+                    .ssm_inner = 3072,
+                    .ssm_state = 128,
+                    .ssm_groups = 1,
+                    .ssm_heads = 48,
+                    .ssm_conv_bias = true};
+    for (std::uint64_t l = 0; l < s.n_layer; ++l) s.set_recurrent(l, l % 10 != 5);
+    return s;
+}
+inline constexpr preset_entry granite_4_h_tiny_entry{
+    "Granite-4.0-H-Tiny", "granite-4.0-h-tiny granite-4-h-tiny granite4-tiny", granite_4_h_tiny_shape(), 6939037248};
+
+inline constexpr std::array<preset_entry, 29> catalog{
+    llama2_7b_entry,       llama2_13b_entry,  llama3_8b_entry,     llama31_8b_entry,       llama31_70b_entry,
+    mistral_7b_entry,      qwen25_7b_entry,   tinyllama_entry,     phi3_mini_entry,        stories260k_entry,
+    qwen3_06b_entry,       qwen3_8b_entry,    qwen3_30b_a3b_entry, mixtral_8x7b_entry,     gemma2_9b_entry,
+    gemma3_4b_entry,       llama32_1b_entry,  llama32_3b_entry,    llama33_70b_entry,      qwen3_32b_entry,
+    qwen3_235b_a22b_entry, gemma3_12b_entry,  gemma3_27b_entry,    llama4_scout_entry,     gpt_oss_20b_entry,
+    gpt_oss_120b_entry,    deepseek_v3_entry, kimi_k2_entry,       granite_4_h_tiny_entry,
 };
 
 // The type-level model of a shape: W for every matrix (embedding and head included unless given),

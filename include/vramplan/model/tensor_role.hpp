@@ -50,6 +50,17 @@ enum class tensor_role : std::uint8_t {
     attn_k_b,
     attn_v_b,
     exp_probs_b_bias,  // DeepSeek-V3: a bias per expert added to the router's scores to choose experts
+    // A Mamba-2 layer's mixer (Granite-4.0-H), in place of attention: the input projection (z, x, B,
+    // C and dt), the causal convolution's taps and bias, dt's bias, A and D per head (llama.cpp names
+    // these two without a suffix), the gated norm and the output projection.
+    ssm_in,
+    ssm_conv1d,
+    ssm_conv1d_bias,
+    ssm_dt_bias,
+    ssm_a,
+    ssm_d,
+    ssm_norm,
+    ssm_out,
     // The routed experts, stacked (n_expert planes of n_ff_expert x n_embd, and of n_embd x
     // n_ff_expert for down), then gpt-oss's per-expert biases (a row per expert), last in a layer's
     // slot: a layer whose experts live in the host tier keeps the rest of its slot, cut where they
@@ -65,19 +76,53 @@ enum class tensor_role : std::uint8_t {
 inline constexpr std::size_t n_tensor_roles = static_cast<std::size_t>(tensor_role::count);
 
 inline constexpr std::array<std::string_view, n_tensor_roles> role_names{
-    "attn_norm.weight",      "attn_q.weight",        "attn_k.weight",
-    "attn_v.weight",         "attn_q.bias",          "attn_k.bias",
-    "attn_v.bias",           "attn_output.weight",   "ffn_norm.weight",
-    "ffn_gate.weight",       "ffn_up.weight",        "ffn_down.weight",
-    "attn_q_norm.weight",    "attn_k_norm.weight",   "post_attention_norm.weight",
-    "post_ffw_norm.weight",  "ffn_gate_inp.weight",  "ffn_gate_inp_shexp.weight",
-    "ffn_gate_shexp.weight", "ffn_up_shexp.weight",  "ffn_down_shexp.weight",
-    "attn_qkv.weight",       "attn_sinks.weight",    "attn_output.bias",
-    "ffn_gate_inp.bias",     "attn_q_a.weight",      "attn_q_a_norm.weight",
-    "attn_q_b.weight",       "attn_kv_a_mqa.weight", "attn_kv_a_norm.weight",
-    "attn_k_b.weight",       "attn_v_b.weight",      "exp_probs_b.bias",
-    "ffn_gate_exps.weight",  "ffn_up_exps.weight",   "ffn_down_exps.weight",
-    "ffn_gate_exps.bias",    "ffn_up_exps.bias",     "ffn_down_exps.bias",
+    "attn_norm.weight",
+    "attn_q.weight",
+    "attn_k.weight",
+    "attn_v.weight",
+    "attn_q.bias",
+    "attn_k.bias",
+    "attn_v.bias",
+    "attn_output.weight",
+    "ffn_norm.weight",
+    "ffn_gate.weight",
+    "ffn_up.weight",
+    "ffn_down.weight",
+    "attn_q_norm.weight",
+    "attn_k_norm.weight",
+    "post_attention_norm.weight",
+    "post_ffw_norm.weight",
+    "ffn_gate_inp.weight",
+    "ffn_gate_inp_shexp.weight",
+    "ffn_gate_shexp.weight",
+    "ffn_up_shexp.weight",
+    "ffn_down_shexp.weight",
+    "attn_qkv.weight",
+    "attn_sinks.weight",
+    "attn_output.bias",
+    "ffn_gate_inp.bias",
+    "attn_q_a.weight",
+    "attn_q_a_norm.weight",
+    "attn_q_b.weight",
+    "attn_kv_a_mqa.weight",
+    "attn_kv_a_norm.weight",
+    "attn_k_b.weight",
+    "attn_v_b.weight",
+    "exp_probs_b.bias",
+    "ssm_in.weight",
+    "ssm_conv1d.weight",
+    "ssm_conv1d.bias",
+    "ssm_dt.bias",
+    "ssm_a",
+    "ssm_d",
+    "ssm_norm.weight",
+    "ssm_out.weight",
+    "ffn_gate_exps.weight",
+    "ffn_up_exps.weight",
+    "ffn_down_exps.weight",
+    "ffn_gate_exps.bias",
+    "ffn_up_exps.bias",
+    "ffn_down_exps.bias",
 };
 static_assert(role_names.size() == n_tensor_roles && !role_names.back().empty(), "one name per tensor_role");
 inline constexpr std::size_t first_routed_expert_role = static_cast<std::size_t>(tensor_role::ffn_gate_exps);
@@ -88,18 +133,21 @@ constexpr std::string_view role_name(tensor_role r) { return role_names[static_c
 constexpr bool is_norm(tensor_role r) {
     using enum tensor_role;
     return r == attn_norm || r == ffn_norm || r == attn_q_norm || r == attn_k_norm || r == post_attention_norm ||
-           r == post_ffw_norm || r == attn_q_a_norm || r == attn_kv_a_norm;
+           r == post_ffw_norm || r == attn_q_a_norm || r == attn_kv_a_norm || r == ssm_norm;
 }
 constexpr bool is_bias(tensor_role r) {
     using enum tensor_role;
     return r == attn_q_bias || r == attn_k_bias || r == attn_v_bias || r == attn_output_bias ||
            r == ffn_gate_inp_bias || r == ffn_gate_exps_bias || r == ffn_up_exps_bias || r == ffn_down_exps_bias ||
-           r == exp_probs_b_bias;
+           r == exp_probs_b_bias || r == ssm_conv1d_bias || r == ssm_dt_bias;
 }
 // Norms, biases and the shared expert's gate row are vectors kept in f32, as llama.cpp keeps them,
-// whatever the weight format.
+// whatever the weight format; so are Mamba-2's per-head A and D and its convolution's taps, which
+// llama.cpp's quantizer leaves unquantized (rows of 4 values).
 constexpr bool is_vector(tensor_role r) {
-    return is_norm(r) || is_bias(r) || r == tensor_role::ffn_gate_inp_shexp || r == tensor_role::attn_sinks;
+    using enum tensor_role;
+    return is_norm(r) || is_bias(r) || r == ffn_gate_inp_shexp || r == attn_sinks || r == ssm_a || r == ssm_d ||
+           r == ssm_conv1d;
 }
 constexpr bool is_matrix(tensor_role r) { return !is_vector(r); }
 // llama.cpp's quantizer leaves the router in f32 (it is small and decides which experts run), so a

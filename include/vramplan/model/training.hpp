@@ -101,6 +101,10 @@ constexpr training_footprint training_memory(const model_desc& m, const training
         throw error(
             "training memory is derived for grouped-query attention; multi-head latent attention (DeepSeek, Kimi) is "
             "planned for inference only");
+    if (m.shape.hybrid())
+        throw error(
+            "training memory is derived for attention blocks; Mamba-2 layers (Granite-4.0-H's hybrid) are planned for "
+            "inference only");
     const decoder_shape& s = m.shape;
     const std::uint64_t p = c.prec == precision::mixed ? 2 : 4;
     training_footprint f;

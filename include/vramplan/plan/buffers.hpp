@@ -102,6 +102,16 @@ inline std::vector<buffer_info> buffers(const plan& p) {
                            static_cast<std::int64_t>(l), p.model.kv, p.kv_rows_of(l),
                            kv_dim_of(p.model, p.model.layer(l))});
     }
+    // A Mamba-2 layer's states in its KV slot: every sequence's convolution state, then every
+    // sequence's scan state, f32 (footprint.hpp says why).
+    for (std::uint64_t l = 0; l < s.n_layer; ++l) {
+        if (p.model.layer(l).attention != attention_kind::recurrent) continue;
+        const std::uint64_t per_sequence = recurrent_state_bytes(s);
+        out.push_back({"state." + std::to_string(l), buffer_kind::kv, p.kv_tier(l), p.kv_plane_offset(l, false),
+                       checked_mul(per_sequence, p.lim.batch), p.kv_plane_of(l), g.first_op(op_kind::ssm_conv),
+                       g.first_op(op_kind::ssm_scan), true, static_cast<std::int64_t>(l), format{format_id::f32},
+                       p.lim.batch, per_sequence / 4});
+    }
     // The CPU's copy of the arena, when it computes host-tier layers, holds the same buffers.
     for (tier t : {tier::gpu, tier::host}) {
         const tier_layout& tl = t == tier::gpu ? p.gpu : p.host;

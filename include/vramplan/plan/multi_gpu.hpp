@@ -76,7 +76,7 @@ inline std::vector<device_share> plan_pipeline(const model_desc& m, const std::v
         first += layers[d];
         for (std::uint64_t l = s.first_layer; l < s.first_layer + s.n_layers; ++l) {
             s.weights = checked_add(s.weights, p.block_stride[m.layer_kind[l]]);
-            s.kv = checked_add(s.kv, checked_mul(p.kv_plane_of(l), m.shape.kv_planes()));
+            s.kv = checked_add(s.kv, p.cache_bytes_of(l));
         }
         if (d == 0) s.weights = checked_add(s.weights, align_up(token_embd_bytes(m), o.alignment));
         s.weights = checked_add(s.weights, align_up(rope_freqs_bytes(m), o.alignment));  // every layer rotates with it
@@ -106,6 +106,10 @@ inline std::vector<device_share> plan_pipeline(const model_desc& m, const target
 // The model one tensor-parallel device sees.
 constexpr model_desc tensor_parallel_shard(model_desc m, std::uint64_t k) {
     const auto& s = m.shape;
+    if (s.hybrid() && k > 1)
+        throw error(
+            "tensor parallelism is not planned for Mamba-2 layers (how their heads and groups split is not modeled); "
+            "split the layers across the devices (pipeline) instead");
     if (k == 0 || s.n_head % k || s.n_head_kv % k || s.n_ff % k || s.n_vocab % k)
         throw error(
             "tensor parallelism needs a factor that divides n_head, n_head_kv, the feed-forward width and the "

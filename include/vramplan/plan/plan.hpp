@@ -88,7 +88,8 @@ struct plan {
 
     // KV cache: per layer a K plane then a V plane (MLA: its latent plane alone) of kv_plane[kind] bytes each
     // (aligned), layer l's K plane at kv_offset[l] within its tier's KV region (the host tier's for layers the CPU
-    // computes, else the GPU's). Sliding-window and chunked layers hold their ring.
+    // computes, else the GPU's). Sliding-window and chunked layers hold their ring. A Mamba-2 layer holds
+    // one plane in the same region: each sequence's convolution state, then each sequence's scan state.
     std::array<std::uint64_t, max_block_kinds> kv_plane{};
     std::array<std::uint64_t, max_layers> kv_offset{};
 
@@ -110,6 +111,17 @@ struct plan {
         return checked_mul(kv_positions_of(layer), lim.batch);
     }
     constexpr std::uint64_t kv_plane_of(std::uint64_t layer) const { return kv_plane[model.layer_kind[layer]]; }
+    // All of layer l's planes in the KV region.
+    constexpr std::uint64_t cache_bytes_of(std::uint64_t layer) const {
+        return checked_mul(kv_plane_of(layer), cache_planes(model.shape, model.layer(layer)));
+    }
+    // The Mamba-2 layers' share of the KV region (aligned), which no context length changes.
+    constexpr std::uint64_t state_bytes() const {
+        std::uint64_t n = 0;
+        for (std::uint64_t l = 0; l < model.shape.n_layer; ++l)
+            if (model.layer(l).attention == attention_kind::recurrent) n = checked_add(n, cache_bytes_of(l));
+        return n;
+    }
     constexpr tier layer_tier(std::uint64_t layer) const {
         return layer + gpu_layers >= model.shape.n_layer ? tier::gpu : tier::host;
     }
@@ -202,14 +214,13 @@ constexpr void lay_out_kv(plan& p) {
     for (std::uint32_t k = 0; k < p.model.n_kinds; ++k) {
         const std::uint64_t positions =
             kv_positions(p.model.shape, p.model.kinds[k].attention, p.lim.context, p.lim.ubatch);
-        p.kv_plane[k] =
-            aligned(p, checked_mul(checked_mul(positions, p.lim.batch), kv_row_bytes(p.model, p.model.kinds[k])));
+        p.kv_plane[k] = aligned(p, checked_mul(layer_cache_plane(p.model, p.model.kinds[k], positions), p.lim.batch));
     }
     std::uint64_t at[2] = {0, 0};
     for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {
         auto& tier_at = at[p.kv_tier(l) == tier::gpu ? 0 : 1];
         p.kv_offset[l] = tier_at;
-        tier_at = checked_add(tier_at, checked_mul(p.kv_plane_of(l), p.model.shape.kv_planes()));
+        tier_at = checked_add(tier_at, p.cache_bytes_of(l));
     }
     p.gpu.kv.bytes = at[0];
     p.host.kv.bytes = at[1];
@@ -275,8 +286,7 @@ constexpr void needed_by_gpu_layers(const plan& base, Out&& out) {
         const std::uint64_t s = detail::layer_stride(base, l);
         prefix_max[l + 1] = s > prefix_max[l] ? s : prefix_max[l];
         on_gpu[l] = detail::resident_stride(base, l, moe_before);
-        if (base.options.offload == offload_mode::compute)
-            on_gpu[l] = checked_add(on_gpu[l], checked_mul(base.kv_plane_of(l), base.model.shape.kv_planes()));
+        if (base.options.offload == offload_mode::compute) on_gpu[l] = checked_add(on_gpu[l], base.cache_bytes_of(l));
         moe_before += base.model.layer(l).ffn == ffn_kind::moe;
     }
     std::uint64_t resident = 0;
@@ -491,7 +501,8 @@ constexpr decode_estimate estimate_decode(const plan& p) {
 }
 
 // The longest context (per sequence) whose fully resident plan fits, or 0 if not even one token.
-// The plan grows with context (KV cache, attention scratch), so bisection finds it.
+// The plan grows with context (KV cache, attention scratch), so bisection finds it; Mamba-2 layers'
+// states do not grow, so only the attending layers' share decides it.
 constexpr std::uint64_t max_context(const model_desc& model, const target_desc& target, limits lim,
                                     plan_options options = {}, std::uint64_t ceiling = 1ull << 24) {
     options.gpu_layers = all_gpu_layers;

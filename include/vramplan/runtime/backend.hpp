@@ -62,9 +62,9 @@
 //                               reserve_logits(count) is called once, at start-up, with the most it
 //                               will be asked for, so a backend that copies them back allocates then.
 //
-// Not in the contract yet: latent attention's head_split, head_matmul and concat, and attention's
-// v_dim (model/graph.hpp). They are planned only; check_runnable refuses MLA models before a
-// backend could be asked for them.
+// Not in the contract yet: latent attention's head_split, head_matmul and concat, attention's
+// v_dim, and Mamba-2's ssm_conv and ssm_scan (model/graph.hpp). They are planned only;
+// check_runnable refuses MLA and hybrid models before a backend could be asked for them.
 #pragma once
 
 #include <concepts>

@@ -38,6 +38,10 @@ inline void check_runnable(const model_desc& m) {
         throw error(
             "multi-head latent attention (DeepSeek-V2/V3, Kimi-K2: a cached latent the heads read through attn_k_b "
             "and attn_v_b) is planned but not run yet");
+    if (s.hybrid())
+        throw error(
+            "Mamba-2 layers (Granite-4.0-H's hybrid of state-space and attention layers) are planned, their states "
+            "included, but not run yet");
     if (s.llama4_block)
         throw error(
             "Llama 4's block (a sigmoid router that weighs each expert's input, global layers without RoPE) is "
@@ -89,7 +93,7 @@ public:
         for (std::size_t i = 0; i < g.n_ops; ++i)
             if (!g.in_block(i)) kernels_[0][i] = prepare(g.ops[i], 0);
         for (std::uint32_t kind = 0; kind < p.model.n_kinds; ++kind) {
-            const auto v = static_cast<std::size_t>(p.model.kinds[kind].ffn);
+            const auto v = block_variant(p.model.kinds[kind]);
             for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i)
                 kernels_[kind][i] = prepare(g.ops[i], kind);
         }
@@ -126,7 +130,7 @@ public:
             const bool on_host = p.host_computed(l);
             use_activations(on_host);
             std::byte* w = on_host ? a_.base(tier::host) + p.layer_offset[l] : streamer_.acquire(l);
-            const auto v = static_cast<std::size_t>(p.model.layer(l).ffn);
+            const auto v = block_variant(p.model.layer(l));
             for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i) run(i, l, w);
             if (!on_host) streamer_.release(l);
         }
@@ -292,6 +296,8 @@ private:
             case op_kind::head_matmul:
             case op_kind::concat:  // check_runnable refuses the models whose graphs have them
                 throw error("internal: latent attention's ops are planned, not run");
+            case op_kind::ssm_conv:
+            case op_kind::ssm_scan: throw error("internal: Mamba-2's ops are planned, not run");
             case op_kind::count: throw error("internal: op kind count is not an op");
         }
     }
