@@ -785,6 +785,85 @@ TEST_CASE("Granite-4.0-H-Tiny: the Mamba-2 layers' states beside the 4 attention
     CHECK(text.out.find("cache_k/v+state.0..39 (KV cache)") != std::string::npos);
 }
 
+TEST_CASE("a quantized config.json, a checkpoint beside it, and QLoRA's base format") {
+    const std::string dir = temp("vramplan_cli_checkpoint");
+    std::filesystem::create_directories(dir);
+    const std::string cfg = dir + "/config.json";
+    // Llama-2-7B's shape in bitsandbytes NF4 with double quantization: each of the 224 projections
+    // is n / 2 + n / 64 + 4 ceil(n / 16384) + 1092 bytes (n values); embedding and head f16, norms f32.
+    std::ofstream(cfg) << R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008, "rms_norm_eps": 1e-5,
+        "quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4",
+        "bnb_4bit_use_double_quant": true}})";
+    // Each tensor starts at a multiple of 256 bytes (the plan's alignment), so each is padded to one.
+    auto nf4 = [](std::uint64_t n) { return (n / 2 + n / 64 + 4 * ((n + 16383) / 16384) + 1092 + 255) / 256 * 256; };
+    const std::uint64_t q = 4096ull * 4096, f = 11008ull * 4096;
+    const auto j = run_json("plan -m " + cfg + " -g rtx-4090", 0);
+    CHECK(j["weights_bytes"] == 32 * (4 * nf4(q) + 3 * nf4(f)) + 2 * 32000ull * 4096 * 2 + 65 * 4096 * 4);
+    CHECK(j["notes"][0].get<std::string>().find("bitsandbytes nf4_dq") != std::string::npos);
+    // A checkpoint beside it: its headers' bytes, and --weights refused.
+    const std::string header =
+        R"({"model.embed_tokens.weight": {"dtype": "F16", "shape": [32000, 4096], "data_offsets": [0, 262144000]}})";
+    {
+        std::ofstream st(dir + "/model.safetensors", std::ios::binary);
+        const std::uint64_t n = header.size();
+        for (int b = 0; b < 8; ++b) st.put(static_cast<char>(n >> (8 * b) & 0xff));
+        st << header;
+    }
+    // Sparse: the data is never read, only its length checked.
+    std::filesystem::resize_file(dir + "/model.safetensors", 8 + header.size() + 262144000ull);
+    const auto bad = run("plan -m " + cfg + " -g rtx-4090");
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.find("no tensors for layer 0") != std::string::npos);
+    const auto weights = run("plan -m " + cfg + " -g rtx-4090 --weights q4_0");
+    CHECK(weights.out.find("--weights and --expert-weights re-format a model") != std::string::npos);
+    // A whole (tiny) checkpoint: 2 layers of 64, feed-forward 96, vocabulary 32, bf16.
+    std::ofstream(cfg) << R"({"model_type": "llama", "vocab_size": 32, "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 96, "torch_dtype": "bfloat16"})";
+    {
+        std::string h = "{";
+        std::uint64_t at = 0;
+        auto add = [&](const std::string& name, std::uint64_t rows, std::uint64_t cols) {
+            const std::uint64_t b = rows * cols * 2;
+            h += (at ? ", \"" : "\"") + name + "\": {\"dtype\": \"BF16\", \"shape\": [" + std::to_string(rows) +
+                 (cols > 1 ? ", " + std::to_string(cols) : "") + "], \"data_offsets\": [" + std::to_string(at) + ", " +
+                 std::to_string(at + b) + "]}";
+            at += b;
+        };
+        add("model.embed_tokens.weight", 32, 64);
+        add("model.norm.weight", 64, 1);
+        add("lm_head.weight", 32, 64);
+        for (int l = 0; l < 2; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            add(p + "input_layernorm.weight", 64, 1);
+            add(p + "post_attention_layernorm.weight", 64, 1);
+            for (const char* m : {"q_proj", "k_proj", "v_proj", "o_proj"})
+                add(p + "self_attn." + m + ".weight", 64, 64);
+            add(p + "mlp.gate_proj.weight", 96, 64);
+            add(p + "mlp.up_proj.weight", 96, 64);
+            add(p + "mlp.down_proj.weight", 64, 96);
+        }
+        h += "}";
+        std::ofstream st(dir + "/model.safetensors", std::ios::binary | std::ios::trunc);
+        for (int b = 0; b < 8; ++b) st.put(static_cast<char>(h.size() >> (8 * b) & 0xff));
+        st << h << std::string(at, '\0');
+    }
+    const auto ck = run_json("plan -m " + cfg + " -g rtx-4090", 0);
+    // The embedding (4096 bytes), the head and final norm (4224, padded to 4352) and each layer's
+    // tensors in one block of (2 x 64 + 4 x 64 x 64 + 3 x 64 x 96) x 2 = 69,888 bytes.
+    CHECK(ck["weights_bytes"] == 4096 + 4352 + 2 * 69888);
+    CHECK(ck["notes"][0].get<std::string>().find("weights from the safetensors headers: 21 tensors, 148,096 bytes") !=
+          std::string::npos);
+    std::filesystem::remove_all(dir);
+    // QLoRA: NF4 with double quantization unless --qlora-format says otherwise.
+    const auto t = run_json("train -m llama2-7b -g rtx-4090 --qlora 16", 0);
+    CHECK(t["qlora_format"] == "nf4_dq");
+    const auto g64 = run_json("train -m llama2-7b -g rtx-4090 --qlora 16 --qlora-format int4_g64", 0);
+    CHECK(g64["qlora_format"] == "int4_g64");
+    CHECK(g64["weights_bytes"].get<std::uint64_t>() > t["weights_bytes"].get<std::uint64_t>());
+    CHECK(run("train -m llama2-7b -g rtx-4090 --qlora-format nf4").out.find("give --qlora too") != std::string::npos);
+}
+
 TEST_CASE("--offload compute keeps the host layers' KV cache in host memory; advise says what to combine") {
     const auto j =
         run_json("plan -m llama3.1-70b -g rtx-4090 --weights q4_0 --ctx 8192 --gpu-layers 47 --offload compute", 0);

@@ -290,10 +290,12 @@ TEST_CASE(
     const io::config_description d = io::describe_config(path);
     std::filesystem::remove(path);
     CHECK(d.shape == presets::deepseek_v3_entry.shape);
-    // Its FP8 weights (quantization_config) are not applied yet, and the notes say so.
+    // Its FP8 weights: e4m3 values with an f32 scale per 128 x 128 block in every projection
+    // (checkpoint_format_test.cpp derives those bytes), and the notes say so.
     CHECK_FALSE(d.expert_format);
+    CHECK(d.linear_format == format{.id = format_id::fp8_block, .group = 128});
     REQUIRE(d.notes.size() == 2);
-    CHECK(d.notes[0].find("quant_method 'fp8'") != std::string::npos);
+    CHECK(d.notes[0].find("fp8 (e4m3) in blocks of 128 x 128") != std::string::npos);
     CHECK(d.notes[1].find("1 multi-token-prediction layer") != std::string::npos);
     // V2-Lite: no query bottleneck (q_lora_rank null), 2 shared experts, no choice bias; 15.7B.
     const std::string lite = R"({

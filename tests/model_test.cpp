@@ -115,6 +115,7 @@ TEST_CASE("training footprints derived by hand") {
     training_config q;
     q.lora_rank = 8;
     q.qlora = true;
+    q.qlora_base = format{format_id::int4_group, 64, false};  // the default, NF4: checkpoint_format_test.cpp
     f = training_memory(llama2, q);
     // Frozen base: matrices as 4-bit + fp16 scale per 64 (34 bytes / 64 values), embeddings, head
     // and norms bf16; adapters bf16.

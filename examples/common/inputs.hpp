@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vramplan/format/bytes.hpp"
+#include "vramplan/io/checkpoint.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/hf_config.hpp"
 #include "vramplan/model/format_policy.hpp"
@@ -122,9 +123,19 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
         c.source = "config.json";
         c.name = spec;
         io::config_description d = io::describe_config(spec);
-        c.desc = make_model(c.name, d.shape, f16_policy);
+        c.desc = io::apply_checkpoint_quantization(make_model(c.name, d.shape, f16_policy), d);
         if (d.expert_format) c.desc = with_expert_format(c.desc, *d.expert_format);
         c.notes = std::move(d.notes);
+        // The checkpoint beside it, when there is one, says its weights' bytes exactly.
+        const auto tensors = io::read_checkpoint_headers(std::filesystem::absolute(spec).parent_path());
+        if (!tensors.empty()) {
+            if (!weights.empty() || !expert_weights.empty())
+                throw error("--weights and --expert-weights re-format a model, but " + spec +
+                            " sits beside its checkpoint, whose safetensors headers give its weights as stored; copy "
+                            "config.json elsewhere to plan other formats");
+            c.desc = io::with_checkpoint_weights(c.desc, tensors, c.notes);
+            c.source = "config.json + safetensors";
+        }
     } else {
         const auto& e = presets::by_name(spec);
         c.source = "preset";

@@ -13,8 +13,10 @@ namespace vramplan::cli {
 // Every field by name (designated initializers), so a reordered or new field can never silently
 // shift a generated header's numbers into the wrong place: it fails to compile instead.
 inline std::string format_literal(format f) {
-    return fmt::format("vramplan::format{{.id = static_cast<vramplan::format_id>({}), .group = {}, .zero_point = {}}}",
-                       static_cast<std::uint32_t>(f.id), f.group, f.zero_point);
+    return fmt::format(
+        "vramplan::format{{.id = static_cast<vramplan::format_id>({}), .group = {}, .zero_point = {}, .bits = {}, "
+        ".double_quant = {}}}",
+        static_cast<std::uint32_t>(f.id), f.group, f.zero_point, f.bits, f.double_quant);
 }
 
 inline std::string rope_scaling_literal(rope_scaling r) {
@@ -66,8 +68,10 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
         s.expert_bias, s.q_lora_rank, s.kv_lora_rank, s.rope_dim, s.v_head_dim, s.expert_probs_bias,
         s.recurrent_layers[0], s.recurrent_layers[1], s.recurrent_layers[2], s.recurrent_layers[3], s.ssm_conv_kernel,
         s.ssm_inner, s.ssm_state, s.ssm_groups, s.ssm_heads, s.ssm_conv_bias, s.activations_planned);
-    h += fmt::format("        m.global_opaque_bytes = {};\n        m.global_opaque_params = {};\n",
-                     m.global_opaque_bytes, m.global_opaque_params);
+    h += fmt::format(
+        "        m.global_opaque_bytes = {};\n        m.global_opaque_params = {};\n        m.checkpoint_weights = "
+        "{};\n",
+        m.global_opaque_bytes, m.global_opaque_params, m.checkpoint_weights);
     h += fmt::format(
         "        m.token_embd = {};\n        m.output = {};\n        m.output_norm = {};\n        m.kv = {};\n        "
         "m.activations = {};\n",
@@ -76,9 +80,10 @@ inline std::string emit_header(const model_desc& m, const std::string& type_name
     for (std::uint32_t k = 0; k < m.n_kinds; ++k) {
         h += fmt::format(
             "        vramplan::block_kind kind{}{{.attention = vramplan::attention_kind::{}, .ffn = "
-            "vramplan::ffn_kind::{}, .opaque_bytes = {}, .opaque_params = {}, .kv_heads = {}}};\n",
+            "vramplan::ffn_kind::{}, .opaque_bytes = {}, .opaque_params = {}, .opaque_expert_bytes = {}, .kv_heads = "
+            "{}}};\n",
             k, attention_kind_name(m.kinds[k].attention), ffn_kind_name(m.kinds[k].ffn), m.kinds[k].opaque_bytes,
-            m.kinds[k].opaque_params, m.kinds[k].kv_heads);
+            m.kinds[k].opaque_params, m.kinds[k].opaque_expert_bytes, m.kinds[k].kv_heads);
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const std::string_view role = role_name(static_cast<tensor_role>(r));
             h += fmt::format("        kind{}[vramplan::tensor_role::{}] = {};\n", k,

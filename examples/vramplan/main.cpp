@@ -266,7 +266,7 @@ int run_plan(const plan_args& a, bool one_line, bool advise_only) {
 }
 
 struct train_args {
-    std::string model, gpu, optimizer = "adamw", reserve, weights;
+    std::string model, gpu, optimizer = "adamw", reserve, weights, qlora_format;
     std::uint64_t seq = 2048, global_batch = 1, lora = 0, qlora = 0;
     bool checkpointing = false, fp32 = false, json = false;
 };
@@ -285,6 +285,10 @@ int run_train(const train_args& a) {
     if (a.lora && a.qlora) throw error("give --lora or --qlora, not both");
     c.lora_rank = a.lora ? a.lora : a.qlora;
     c.qlora = a.qlora != 0;
+    if (!a.qlora_format.empty()) {
+        if (!c.qlora) throw error("--qlora-format chooses the frozen base's format under --qlora R; give --qlora too");
+        c.qlora_base = format_by_name(a.qlora_format);
+    }
     c.micro_batch = 1;
     const auto one = training_memory(model.desc, c);
     const auto fit = fit_micro_batch(model.desc, c, gpu, a.global_batch);
@@ -307,12 +311,13 @@ int run_train(const train_args& a) {
                          {"capacity_bytes", gpu.capacity},
                          {"micro_batch", fit.micro_batch},
                          {"accumulation_steps", fit.accumulation_steps}};
+        if (c.qlora) j["qlora_format"] = name(c.qlora_base);
         std::cout << j.dump(2) << "\n";
         return fits ? 0 : 1;
     }
     fmt::print("training {} on {} ({} {}, sequence {}{})\n", model.name, gpu.name,
                a.lora    ? "LoRA r=" + std::to_string(a.lora)
-               : a.qlora ? "QLoRA r=" + std::to_string(a.qlora)
+               : a.qlora ? "QLoRA r=" + std::to_string(a.qlora) + " over a " + name(c.qlora_base) + " base"
                          : "full fine-tuning",
                a.fp32 ? "fp32" : "mixed precision", a.seq, a.checkpointing ? ", activation checkpointing" : "");
     fmt::print("  trainable parameters  {:>20}\n", with_separators(f.trainable_params));
@@ -364,7 +369,11 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"adamw", "adamw8bit", "sgd", "sgd-momentum"}))
         ->capture_default_str();
     train_cmd->add_option("--lora", ta.lora, "LoRA rank (frozen 16-bit base)")->check(cli::count);
-    train_cmd->add_option("--qlora", ta.qlora, "QLoRA rank (frozen 4-bit base)")->check(cli::count);
+    train_cmd->add_option("--qlora", ta.qlora, "QLoRA rank (frozen 4-bit base: NF4 with double quantization)")
+        ->check(cli::count);
+    train_cmd->add_option(
+        "--qlora-format", ta.qlora_format,
+        "the frozen base's Linear layers under --qlora: nf4-dq (default), nf4, fp4, fp4-dq, int4_g64, ...");
     train_cmd->add_flag("--checkpointing", ta.checkpointing, "activation checkpointing");
     train_cmd->add_flag("--fp32", ta.fp32, "fp32 training instead of mixed precision");
     train_cmd->add_option("--reserve", ta.reserve, "override the GPU's runtime reserve");

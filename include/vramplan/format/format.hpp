@@ -53,14 +53,27 @@ enum class format_id : std::uint32_t {
     fp8_e5m2 = 1001,
     int8_row = 1002,    // int8 values, one fp16 scale per row
     int4_group = 1003,  // 4-bit values, one fp16 scale (and optionally a 4-bit zero point) per group
+    // Hugging Face checkpoints' quantized Linear layers, as transformers holds them once loaded.
+    // Their scales are laid out over the whole tensor, so their bytes are a tensor's, not a row's
+    // (tensor_bytes; is_tensor_format): weights only, never a cache or activations.
+    bnb_nf4 = 1004,    // bitsandbytes 4-bit NormalFloat, blocks of 64; double_quant: the absmax in 8 bits
+    bnb_fp4 = 1005,    // bitsandbytes 4-bit float, the same layout
+    bnb_int8 = 1006,   // bitsandbytes LLM.int8(): int8 values, one f32 scale (SCB) per output row
+    gptq = 1007,       // GPTQ: `bits`-bit values packed in int32, per group a scale (f16) and a zero (bits)
+    awq = 1008,        // AWQ (GEMM): 4-bit values packed in int32, per group a scale (f16) and a 4-bit zero
+    fp8_block = 1009,  // fp8 (e4m3) values, one f32 inverse scale per `group` x `group` block (DeepSeek-V3)
 };
 
 // A structural value (usable as a template argument): the id plus the parameters of the
 // parameterized formats.
 struct format {
     format_id id = format_id::f32;
-    std::uint32_t group = 0;  // int4_group only: elements per scale
-    bool zero_point = false;  // int4_group only: a 4-bit zero point per group
+    // int4_group, gptq, awq: elements per scale along a row (gptq: 0 is one group per row, its
+    // group_size -1); fp8_block: the square block's edge.
+    std::uint32_t group = 0;
+    bool zero_point = false;    // int4_group only: a 4-bit zero point per group
+    std::uint8_t bits = 0;      // gptq only: bits per value (2, 3, 4 or 8)
+    bool double_quant = false;  // bnb_nf4, bnb_fp4: bnb_4bit_use_double_quant
 
     friend constexpr bool operator==(const format&, const format&) = default;
 };
@@ -74,7 +87,7 @@ struct format_traits {
 
 namespace detail {
 // Block sizes follow the block structs of GGUF (see blocks.hpp, where each is static_asserted).
-inline constexpr std::array<format_traits, 38> format_table{{
+inline constexpr std::array<format_traits, 44> format_table{{
     {format_id::f32, "f32", 1, 4},
     {format_id::f16, "f16", 1, 2},
     {format_id::bf16, "bf16", 1, 2},
@@ -112,6 +125,13 @@ inline constexpr std::array<format_traits, 38> format_table{{
     // Parameterized formats: the row arithmetic in row_bytes() handles their scales.
     {format_id::int8_row, "int8_row", 1, 1},
     {format_id::int4_group, "int4_group", 0, 0},
+    // Checkpoint formats: tensor_bytes() handles their layout; block_elems is what a row must hold.
+    {format_id::bnb_nf4, "nf4", 1, 0},
+    {format_id::bnb_fp4, "fp4", 1, 0},
+    {format_id::bnb_int8, "bnb_int8", 1, 1},
+    {format_id::gptq, "gptq", 0, 0},
+    {format_id::awq, "awq", 0, 0},
+    {format_id::fp8_block, "fp8_block", 1, 1},
     // Names users commonly type for the same formats.
     {format_id::fp8_e4m3, "fp8", 1, 1},
     {format_id::f16, "fp16", 1, 2},
@@ -134,19 +154,53 @@ constexpr const format_traits& traits(format f) {
     return detail::format_table[i];
 }
 
-// Elements a row length must be a multiple of.
+// Formats whose bytes belong to a whole tensor (Hugging Face checkpoints' quantized layers): their
+// scales run over the tensor, or the tensor keeps tables of its own, so a row has no size of its own.
+constexpr bool is_tensor_format(format f) {
+    switch (f.id) {
+        case format_id::bnb_nf4:
+        case format_id::bnb_fp4:
+        case format_id::gptq:
+        case format_id::awq:
+        case format_id::fp8_block: return true;
+        default: return false;
+    }
+}
+
+// Elements a row length must be a multiple of: a block, a group, or GPTQ's and AWQ's packing of
+// values into 32-bit words.
 constexpr std::uint64_t block_elements(format f) {
-    return f.id == format_id::int4_group ? f.group : traits(f).block_elems;
+    switch (f.id) {
+        case format_id::int4_group:
+        case format_id::awq: return f.group;
+        case format_id::gptq: return 32;
+        default: return traits(f).block_elems;
+    }
 }
 
 inline std::string name(format f) {
-    if (f.id == format_id::int4_group) return "int4_g" + std::to_string(f.group) + (f.zero_point ? "_zp" : "");
-    return std::string(traits(f).name);
+    switch (f.id) {
+        case format_id::int4_group: return "int4_g" + std::to_string(f.group) + (f.zero_point ? "_zp" : "");
+        case format_id::bnb_nf4:
+        case format_id::bnb_fp4: return std::string(traits(f).name) + (f.double_quant ? "_dq" : "");
+        case format_id::gptq:
+            return "gptq" + std::to_string(f.bits) + (f.group ? "_g" + std::to_string(f.group) : std::string("_row"));
+        case format_id::awq: return "awq_g" + std::to_string(f.group);
+        case format_id::fp8_block: return "fp8_b" + std::to_string(f.group);
+        default: return std::string(traits(f).name);
+    }
 }
 
 constexpr void validate(format f) {
     if (f.id == format_id::int4_group && (f.group < 2 || f.group % 2 != 0))
         throw error("int4_group needs an even group size of at least 2, got " + std::to_string(f.group));
+    if (f.id == format_id::gptq && !(f.bits == 2 || f.bits == 3 || f.bits == 4 || f.bits == 8))
+        throw error("GPTQ stores 2, 3, 4 or 8 bits per value, not " + std::to_string(f.bits));
+    if (f.id == format_id::gptq && f.group != 0 && f.group % 32 != 0)
+        throw error("a GPTQ group is a multiple of 32 values (its int32 packing), not " + std::to_string(f.group));
+    if (f.id == format_id::awq && (f.group == 0 || f.group % 8 != 0))
+        throw error("an AWQ group is a positive multiple of 8 values, not " + std::to_string(f.group));
+    if (f.id == format_id::fp8_block && f.group == 0) throw error("fp8 blocks need an edge of at least 1 value");
     (void)traits(f);
 }
 
@@ -154,6 +208,10 @@ constexpr void validate(format f) {
 // along the row, so n must be a whole number of blocks.
 constexpr std::uint64_t row_bytes(format f, std::uint64_t n) {
     validate(f);
+    if (is_tensor_format(f))
+        throw error(name(f) +
+                    " is a checkpoint's layout, whose scales run over a whole tensor: it stores weights, not a cache "
+                    "or activations (row by row)");
     const std::uint64_t block = block_elements(f);
     if (n % block != 0)
         throw error("a row of " + std::to_string(n) + " elements cannot be stored as " + name(f) +
@@ -161,6 +219,7 @@ constexpr std::uint64_t row_bytes(format f, std::uint64_t n) {
                     " elements; choose another format for this tensor (e.g. f16)");
     switch (f.id) {
         case format_id::int8_row: return checked_add(n, 2);
+        case format_id::bnb_int8: return checked_add(n, 4);
         case format_id::int4_group: {
             const std::uint64_t groups = n / f.group;
             return checked_add(checked_add(n / 2, checked_mul(groups, 2)), f.zero_point ? ceil_div(groups, 2) : 0);
@@ -169,9 +228,56 @@ constexpr std::uint64_t row_bytes(format f, std::uint64_t n) {
     }
 }
 
-// A tensor is stored row by row (GGUF's ne[0] is the row).
+namespace detail {
+// bitsandbytes' 4-bit layout (bitsandbytes.functional.quantize_4bit) over the tensor's n values
+// flattened: two values a byte, then per block of 64 an absmax, f32, and the tensor's own 16-entry
+// f32 code (QuantState.code). Double quantization stores each absmax as a uint8 instead, quantized
+// blockwise by 256 (quantize_blockwise): per 256 absmaxes an f32 absmax, a 256-entry f32 code, and
+// the f32 mean subtracted before (QuantState.offset).
+constexpr std::uint64_t bnb_4bit_bytes(format f, std::uint64_t n) {
+    const std::uint64_t blocks = ceil_div(n, 64), code = 16 * 4;
+    const std::uint64_t absmax =
+        f.double_quant ? checked_add(checked_add(blocks, checked_mul(ceil_div(blocks, 256), 4)), 256 * 4 + 4)
+                       : checked_mul(blocks, 4);
+    return checked_add(checked_add(ceil_div(n, 2), absmax), code);
+}
+// GPTQ's tensors for a Linear of `rows` outputs and `cols` inputs (AutoGPTQ and GPTQModel's
+// layout): qweight packs `bits`-bit values into int32 along the inputs ([cols x bits / 32, rows]),
+// qzeros packs one zero per group and output the same way ([groups, rows x bits / 32]), scales
+// are f16 [groups, rows], and g_idx gives each input its group (int32 [cols]).
+constexpr std::uint64_t gptq_bytes(format f, std::uint64_t rows, std::uint64_t cols) {
+    const std::uint64_t groups = f.group ? ceil_div(cols, f.group) : 1;
+    const std::uint64_t qweight = checked_mul(checked_mul(ceil_div(checked_mul(cols, f.bits), 32), rows), 4);
+    const std::uint64_t qzeros = checked_mul(checked_mul(groups, ceil_div(checked_mul(rows, f.bits), 32)), 4);
+    return checked_add(checked_add(qweight, qzeros), checked_add(checked_mul(groups, rows, 2), checked_mul(cols, 4)));
+}
+// AWQ's GEMM layout: qweight int32 [cols, rows / 8] (eight 4-bit values a word, along the outputs),
+// qzeros int32 [groups, rows / 8], scales f16 [groups, rows]; no g_idx.
+constexpr std::uint64_t awq_bytes(format f, std::uint64_t rows, std::uint64_t cols) {
+    const std::uint64_t groups = cols / f.group, words = ceil_div(rows, 8);
+    return checked_add(checked_mul(checked_add(cols, groups), words, 4), checked_mul(groups, rows, 2));
+}
+}  // namespace detail
+
+// A tensor is stored row by row (GGUF's ne[0] is the row), except in the checkpoint formats, whose
+// scales and tables belong to the tensor.
 constexpr std::uint64_t tensor_bytes(format f, std::uint64_t rows, std::uint64_t cols) {
-    return checked_mul(rows, row_bytes(f, cols));
+    if (!is_tensor_format(f)) return checked_mul(rows, row_bytes(f, cols));
+    validate(f);
+    if (cols % block_elements(f) != 0)
+        throw error("a row of " + std::to_string(cols) + " values cannot be stored as " + name(f) +
+                    ": rows must be a multiple of " + std::to_string(block_elements(f)) + " values");
+    switch (f.id) {
+        case format_id::bnb_nf4:
+        case format_id::bnb_fp4: return detail::bnb_4bit_bytes(f, checked_mul(rows, cols));
+        case format_id::gptq: return detail::gptq_bytes(f, rows, cols);
+        case format_id::awq: return detail::awq_bytes(f, rows, cols);
+        case format_id::fp8_block:  // DeepSeek-V3's weight_scale_inv: f32 [ceil(rows / b), ceil(cols / b)]
+            return checked_add(checked_mul(rows, cols),
+                               checked_mul(ceil_div(rows, f.group), ceil_div(cols, f.group), 4));
+        default: break;
+    }
+    return 0;
 }
 
 constexpr bool row_fits_format(format f, std::uint64_t n) {
@@ -179,21 +285,61 @@ constexpr bool row_fits_format(format f, std::uint64_t n) {
     return block != 0 && n % block == 0;
 }
 
+// Formats a name alone does not give: their parameters are part of the name.
+constexpr bool is_parameterized(format_id id) {
+    return id == format_id::int4_group || id == format_id::gptq || id == format_id::awq || id == format_id::fp8_block;
+}
+
 // Look-ups for run-time input. An unknown name or id is an error that lists what is known.
 inline std::string known_format_names() {
     std::string out;
     for (const auto& t : detail::format_table) {
-        if (t.id == format_id::int4_group) continue;
+        if (is_parameterized(t.id)) continue;
         out += (out.empty() ? "" : ", ") + std::string(t.name);
     }
-    return out + ", int4_g<G>[_zp]";
+    return out + ", nf4_dq, fp4_dq, int4_g<G>[_zp], gptq<B>_g<G>, gptq<B>_row, awq_g<G>, fp8_b<N>";
 }
+
+namespace detail {
+// The digits after `prefix` at the start of `text`, or nothing (at most 6 of them).
+inline std::optional<std::uint32_t> number_after(std::string_view text, std::string_view prefix) {
+    if (!text.starts_with(prefix)) return std::nullopt;
+    const std::string_view rest = text.substr(prefix.size());
+    if (rest.empty() || rest.size() > 6 || rest.find_first_not_of("0123456789") != std::string_view::npos)
+        return std::nullopt;
+    std::uint32_t v = 0;
+    for (char c : rest) v = v * 10 + static_cast<std::uint32_t>(c - '0');
+    return v;
+}
+}  // namespace detail
 
 inline std::optional<format> parse_format(std::string_view text) {
     std::string lower;
-    for (char c : text) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    for (char c : text)
+        lower += c == '-' ? '_' : static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);  // nf4-dq
     for (const auto& t : detail::format_table)
-        if (t.id != format_id::int4_group && t.name == lower) return format{t.id};
+        if (!is_parameterized(t.id) && t.name == lower) return format{t.id};
+    if (lower == "nf4_dq" || lower == "fp4_dq")
+        return format{.id = lower[0] == 'n' ? format_id::bnb_nf4 : format_id::bnb_fp4, .double_quant = true};
+    auto checked = [](format f) -> std::optional<format> {
+        try {
+            validate(f);
+        } catch (const error&) {
+            return std::nullopt;
+        }
+        return f;
+    };
+    if (lower.starts_with("gptq") && lower.size() > 5) {
+        const auto bits = static_cast<std::uint8_t>(lower[4] - '0');
+        const std::string_view rest = std::string_view(lower).substr(5);
+        if (rest == "_row") return checked(format{.id = format_id::gptq, .bits = bits});
+        if (const auto g = detail::number_after(rest, "_g"))
+            return checked(format{.id = format_id::gptq, .group = *g, .bits = bits});
+        return std::nullopt;
+    }
+    if (const auto g = detail::number_after(lower, "awq_g")) return checked(format{.id = format_id::awq, .group = *g});
+    if (const auto b = detail::number_after(lower, "fp8_b"))
+        return checked(format{.id = format_id::fp8_block, .group = *b});
     if (lower.rfind("int4_g", 0) == 0) {
         std::string rest = lower.substr(6);
         bool zp = false;

@@ -5,6 +5,7 @@
 // the JSON library's own wording.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,17 @@ struct config_description {
     // The routed experts' format when quantization_config stores them quantized and the rest as
     // torch_dtype (quant_method "mxfp4": gpt-oss's release); empty: every matrix as torch_dtype.
     std::optional<format> expert_format;
+    // The format quantization_config gives the blocks' Linear layers (bitsandbytes, GPTQ, AWQ, fp8
+    // blocks), with the module names it leaves in torch_dtype (modules_to_not_convert,
+    // llm_int8_skip_modules) and whether the routers are Linear layers it converts (bitsandbytes
+    // converts every nn.Linear; GPTQ, AWQ and fp8 checkpoints quantize the projections only).
+    std::optional<format> linear_format;
+    std::vector<std::string> unconverted;
+    bool converts_routers = false;
+    // The experts are one fused parameter, not Linear layers (gpt-oss, Llama 4, Granite-4.0-H in
+    // transformers), so bitsandbytes, GPTQ and AWQ leave them in torch_dtype.
+    bool fused_experts = false;
+    std::string model_type;  // the (text) model type, which names the modules
 };
 
 namespace detail {
@@ -87,8 +99,9 @@ struct config_family {
     // gpt-oss: attention sinks, biases on the router and the experts, and attention_bias giving the
     // output projection a bias beside q, k and v.
     bool oai_block = false;
-    bool mla = false;     // multi-head latent attention (kv_lora_rank, q_lora_rank, qk_*_head_dim, v_head_dim)
-    bool mamba2 = false;  // Mamba-2 layers where layer_types says "mamba" (the mamba_* keys size them)
+    bool mla = false;            // multi-head latent attention (kv_lora_rank, q_lora_rank, qk_*_head_dim, v_head_dim)
+    bool mamba2 = false;         // Mamba-2 layers where layer_types says "mamba" (the mamba_* keys size them)
+    bool fused_experts = false;  // the experts are one 3-D parameter, not nn.Linear modules
 };
 
 inline constexpr std::array<config_family, 16> config_families{{
@@ -115,10 +128,19 @@ inline constexpr std::array<config_family, 16> config_families{{
      .rope_local_default = 10000.0f,
      .window_period = 6},
     {.type = "phi3", .neox = true, .window_key = true, .fused = true},
-    {.type = "llama4_text", .moe = config_family::experts::llama4, .norm_topk_default = false, .chunks = true},
+    {.type = "llama4_text",
+     .moe = config_family::experts::llama4,
+     .norm_topk_default = false,
+     .chunks = true,
+     .fused_experts = true},
     // gpt-oss: sliding (layer 0) and full layers alternate, as layer_types lists them; its experts'
     // softmax over the chosen logits is a renormalization.
-    {.type = "gpt_oss", .neox = true, .moe = config_family::experts::mixtral, .window_period = 2, .oai_block = true},
+    {.type = "gpt_oss",
+     .neox = true,
+     .moe = config_family::experts::mixtral,
+     .window_period = 2,
+     .oai_block = true,
+     .fused_experts = true},
     // DeepSeek-V2 and V3, and Kimi-K2 (DeepSeek-V3's architecture): latent attention, leading dense
     // layers, routed and shared experts; V2 does not renormalize the chosen experts' weights.
     {.type = "deepseek_v2", .moe = config_family::experts::deepseek, .norm_topk_default = false, .mla = true},
@@ -126,7 +148,7 @@ inline constexpr std::array<config_family, 16> config_families{{
     {.type = "kimi_k2", .moe = config_family::experts::deepseek, .mla = true},
     // Granite-4.0-H: Mamba-2 and attention layers as layer_types lists them, every layer with a
     // feed-forward: routed experts beside a shared one, or (num_local_experts 0) the shared MLP alone.
-    {.type = "granitemoehybrid", .moe = config_family::experts::granite, .mamba2 = true},
+    {.type = "granitemoehybrid", .moe = config_family::experts::granite, .mamba2 = true, .fused_experts = true},
 }};
 
 // Multimodal checkpoints that nest their language model in text_config, and its model type.
@@ -337,6 +359,215 @@ inline decoder_shape read_shape(const config_reader& c, const config_family& f) 
 }
 }  // namespace detail
 
+namespace detail {
+// quantization_config, as transformers loads each method: the Linear layers' format, the modules
+// left in torch_dtype, and a note saying what is planned. MXFP4 quantizes the experts alone
+// (gpt-oss's modules_to_not_convert keeps attention, router, embedding and head in torch_dtype).
+inline void read_quantization(const config_reader& top, config_description& out) {
+    if (!top.j["quantization_config"].is_object())
+        top.fail("quantization_config", "must be an object, not " + top.j["quantization_config"].dump());
+    const config_reader q{top.path, top.j["quantization_config"], "quantization_config."};
+    const std::string method = q.text_or("quant_method", "");
+    auto names = [&](const char* key) {
+        if (!q.has(key)) return;
+        if (!q.j[key].is_array()) q.fail(key, "must be a list of module names");
+        for (const auto& n : q.j[key]) {
+            if (!n.is_string()) q.fail(key, "must be a list of module names, not " + q.j[key].dump());
+            out.unconverted.push_back(n.get<std::string>());
+        }
+    };
+    auto bits = [&](const char* key, std::uint64_t fallback) { return q.count_or(key, fallback); };
+    std::string what;
+    if (method == "mxfp4" && out.shape.n_expert != 0) {
+        out.expert_format = format{format_id::mxfp4};
+        out.notes.push_back(
+            "quantization_config: the routed experts are planned in MXFP4 as the checkpoint stores them, the other "
+            "matrices in 16 bits (torch_dtype)");
+        return;
+    }
+    if (method == "bitsandbytes" || (method.empty() && (q.has("load_in_4bit") || q.has("load_in_8bit")))) {
+        // BitsAndBytesConfig: 8-bit (LLM.int8) or 4-bit (fp4 unless bnb_4bit_quant_type says nf4),
+        // every nn.Linear but llm_int8_skip_modules (lm_head when null, as transformers does).
+        const bool four = q.flag_or("load_in_4bit", false), eight = q.flag_or("load_in_8bit", false);
+        if (four == eight) q.fail("load_in_4bit", "and load_in_8bit: exactly one of them must be true");
+        if (four) {
+            const std::string type = q.text_or("bnb_4bit_quant_type", "fp4");
+            if (type != "nf4" && type != "fp4") q.fail("bnb_4bit_quant_type", "must be \"nf4\" or \"fp4\"");
+            out.linear_format = format{.id = type == "nf4" ? format_id::bnb_nf4 : format_id::bnb_fp4,
+                                       .double_quant = q.flag_or("bnb_4bit_use_double_quant", false)};
+        } else {
+            out.linear_format = format{format_id::bnb_int8};
+        }
+        names("llm_int8_skip_modules");
+        if (out.unconverted.empty()) out.unconverted.push_back("lm_head");
+        out.converts_routers = true;
+        what =
+            "bitsandbytes " + name(*out.linear_format) + " (" +
+            (four ? std::string("4-bit, blocks of 64, computing in ") + q.text_or("bnb_4bit_compute_dtype", "float32")
+                  : std::string("8-bit, an f32 scale per row")) +
+            ")";
+    } else if (method == "gptq") {
+        // GPTQConfig: bits and group_size (-1: one group per row); g_idx is stored whatever desc_act.
+        const std::uint64_t b = bits("bits", 4);
+        if (b != 2 && b != 3 && b != 4 && b != 8) q.fail("bits", "must be 2, 3, 4 or 8 for GPTQ");
+        std::uint64_t group = 128;
+        if (q.has("group_size")) {
+            const auto& g = q.j["group_size"];
+            if (g.is_number_integer() && g.get<std::int64_t>() == -1)
+                group = 0;
+            else
+                group = q.count("group_size");
+        }
+        if (group > 0xffffffffull) q.fail("group_size", "is too large");
+        out.linear_format = format{
+            .id = format_id::gptq, .group = static_cast<std::uint32_t>(group), .bits = static_cast<std::uint8_t>(b)};
+        names("modules_to_not_convert");
+        if (q.has("modules_in_block_to_quantize"))
+            q.fail("modules_in_block_to_quantize",
+                   "is not planned yet: vramplan quantizes every projection of a block");
+        what = "GPTQ " + std::to_string(b) + "-bit, " +
+               (group ? "groups of " + std::to_string(group) : std::string("one group per row")) + ", with g_idx";
+    } else if (method == "awq") {
+        // AwqConfig: 4-bit values, zero points, GEMM layout (GEMV's pads its zeros differently).
+        if (bits("bits", bits("w_bit", 4)) != 4) q.fail("bits", "must be 4 for AWQ");
+        const std::uint64_t group = q.count_or("group_size", q.count_or("q_group_size", 128));
+        if (!q.flag_or("zero_point", true)) q.fail("zero_point", "is false: AWQ without zero points is not planned");
+        const std::string version = q.text_or("version", "gemm");
+        if (version != "gemm" && version != "GEMM")
+            q.fail("version", "is '" + version + "'; vramplan plans AWQ's GEMM layout");
+        if (group > 0xffffffffull) q.fail("group_size", "is too large");
+        out.linear_format = format{.id = format_id::awq, .group = static_cast<std::uint32_t>(group)};
+        names("modules_to_not_convert");
+        what = "AWQ 4-bit, groups of " + std::to_string(group) + " with zero points (GEMM layout)";
+    } else if (method == "fp8" && q.has("weight_block_size")) {
+        // DeepSeek-V3's and Qwen3's FP8 releases: e4m3 values, an f32 inverse scale per square block.
+        const auto& b = q.j["weight_block_size"];
+        if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || b[0] != b[1] ||
+            b[0].get<std::uint64_t>() == 0 || b[0].get<std::uint64_t>() > 65536)
+            q.fail("weight_block_size", "must be two equal positive sizes, as [128, 128]");
+        out.linear_format = format{.id = format_id::fp8_block, .group = b[0].get<std::uint32_t>()};
+        names("modules_to_not_convert");
+        what = "fp8 (e4m3) in blocks of " + std::to_string(b[0].get<std::uint64_t>()) + " x " +
+               std::to_string(b[0].get<std::uint64_t>()) + " with an f32 scale each";
+    } else {
+        out.notes.push_back("quantization_config (quant_method '" + method +
+                            "') is not applied yet: the matrices are planned in 16 bits unless --weights says "
+                            "otherwise");
+        return;
+    }
+    std::string kept;
+    for (const auto& n : out.unconverted) kept += (kept.empty() ? "" : ", ") + n;
+    out.notes.push_back("quantization_config: the blocks' Linear layers are planned in " + what + "; the embedding" +
+                        (kept.empty() ? std::string() : ", " + kept) +
+                        (out.fused_experts && out.shape.n_expert ? " and the fused experts" : std::string()) +
+                        " stay in 16 bits (torch_dtype)");
+}
+
+// Where transformers names a layer's tensor of role r (under model.layers.N.), for matching the
+// modules a checkpoint leaves unconverted; empty: not an nn.Linear (norms, biases, embeddings,
+// Mamba-2's convolution and A, D, fused experts), which no method converts.
+inline std::string hf_module(const config_description& d, tensor_role r) {
+    using enum tensor_role;
+    const std::string& t = d.model_type;
+    const bool mixtral = t == "mixtral", granite = t == "granitemoehybrid", llama4 = t == "llama4_text";
+    const bool deepseek = t == "deepseek_v2" || t == "deepseek_v3" || t == "kimi_k2";
+    const std::string mlp = llama4 ? "feed_forward." : mixtral || granite ? "block_sparse_moe." : "mlp.";
+    switch (r) {
+        case attn_q: return "self_attn.q_proj";
+        case attn_k: return "self_attn.k_proj";
+        case attn_v: return "self_attn.v_proj";
+        case attn_qkv: return "self_attn.qkv_proj";
+        case attn_output: return "self_attn.o_proj";
+        case attn_q_a: return "self_attn.q_a_proj";
+        case attn_q_b: return "self_attn.q_b_proj";
+        case attn_kv_a_mqa: return "self_attn.kv_a_proj_with_mqa";
+        case attn_k_b:
+        case attn_v_b: return "self_attn.kv_b_proj";
+        case ssm_in: return "mamba.in_proj";
+        case ssm_out: return "mamba.out_proj";
+        case ffn_gate: return granite ? "shared_mlp.input_linear" : "mlp.gate_proj";
+        case ffn_up: return granite ? "shared_mlp.input_linear" : t == "phi3" ? "mlp.gate_up_proj" : "mlp.up_proj";
+        case ffn_down: return granite ? "shared_mlp.output_linear" : "mlp.down_proj";
+        case ffn_gate_inp:
+            return granite          ? "block_sparse_moe.router.layer"
+                   : llama4         ? "feed_forward.router"
+                   : t == "gpt_oss" ? "mlp.router"
+                                    : mlp + "gate";
+        case ffn_gate_inp_shexp: return "mlp.shared_expert_gate";
+        case ffn_gate_shexp:
+        case ffn_up_shexp:
+        case ffn_down_shexp: {
+            if (granite) return r == ffn_down_shexp ? "shared_mlp.output_linear" : "shared_mlp.input_linear";
+            const std::string base = mlp + (deepseek ? "shared_experts." : "shared_expert.");
+            return base + (r == ffn_gate_shexp ? "gate_proj" : r == ffn_up_shexp ? "up_proj" : "down_proj");
+        }
+        case ffn_gate_exps:
+        case ffn_up_exps:
+        case ffn_down_exps: {
+            if (d.fused_experts) return {};
+            if (mixtral)
+                return std::string("block_sparse_moe.experts.0.") + (r == ffn_gate_exps ? "w1"
+                                                                     : r == ffn_up_exps ? "w3"
+                                                                                        : "w2");
+            return "mlp.experts.0." + std::string(r == ffn_gate_exps ? "gate_proj"
+                                                  : r == ffn_up_exps ? "up_proj"
+                                                                     : "down_proj");
+        }
+        default: return {};
+    }
+}
+
+// Whether `pattern` (a module name, '*' standing for one part of it) names `module` or a module
+// above it, as transformers matches modules_to_not_convert: "lm_head", "mlp.gate",
+// "model.layers.*.self_attn".
+inline bool names_module(std::string_view pattern, std::string_view module) {
+    // Whole parts only: the pattern matches a run of module's dot-separated parts.
+    auto parts = [](std::string_view s) {
+        std::vector<std::string_view> out;
+        for (std::size_t at = 0; at <= s.size();) {
+            const std::size_t dot = std::min(s.find('.', at), s.size());
+            out.push_back(s.substr(at, dot - at));
+            at = dot + 1;
+        }
+        return out;
+    };
+    const auto p = parts(pattern), m = parts(module);
+    for (std::size_t start = 0; start + p.size() <= m.size(); ++start) {
+        bool all = true;
+        for (std::size_t i = 0; all && i < p.size(); ++i) all = p[i] == "*" || p[i] == m[start + i];
+        if (all) return true;
+    }
+    return false;
+}
+}  // namespace detail
+
+// The description a checkpoint's quantization_config gives: every Linear layer it converts in its
+// format (layer by layer, so a module left unconverted in some layers only is honored), the rest
+// as `m` has them. Nothing to do without a linear_format.
+inline model_desc apply_checkpoint_quantization(const model_desc& m, const config_description& d) {
+    if (!d.linear_format) return m;
+    model_desc out = m;
+    out.kinds = {};
+    out.layer_kind = {};
+    out.n_kinds = 0;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
+        block_kind b = m.layer(l);
+        for (std::size_t r = 0; r < n_tensor_roles; ++r) {
+            const auto role = static_cast<tensor_role>(r);
+            if (!role_present(m.shape, b, role) || (is_router(role) && !d.converts_routers)) continue;
+            const std::string module = detail::hf_module(d, role);
+            if (module.empty()) continue;
+            const std::string full = "model.layers." + std::to_string(l) + "." + module;
+            bool kept = false;
+            for (const auto& u : d.unconverted) kept = kept || detail::names_module(u, full);
+            if (!kept) b.formats.of[r] = *d.linear_format;
+        }
+        out.set_layer(l, b);
+    }
+    validate_formats(out);
+    return out;
+}
+
 // A Hugging Face config.json's text, of a model type vramplan knows, with what it leaves out;
 // `path` names it in errors.
 inline config_description describe_config_text(const std::string& path, const std::string& text) {
@@ -376,25 +607,9 @@ inline config_description describe_config_text(const std::string& path, const st
                     detail::known_config_types() + " configs");
     const detail::config_reader c{path, *settings, prefix};
     out.shape = detail::read_shape(c, *family);
-    // quantization_config: MXFP4 quantizes the experts alone (gpt-oss's modules_to_not_convert keeps
-    // attention, router, embedding and head in torch_dtype). Other methods are not applied yet,
-    // and the notes say so.
-    if (top.has("quantization_config")) {
-        if (!j["quantization_config"].is_object())
-            top.fail("quantization_config", "must be an object, not " + j["quantization_config"].dump());
-        const detail::config_reader q{path, j["quantization_config"], "quantization_config."};
-        const std::string method = q.text_or("quant_method", "");
-        if (method == "mxfp4" && out.shape.n_expert != 0) {
-            out.expert_format = format{format_id::mxfp4};
-            out.notes.push_back(
-                "quantization_config: the routed experts are planned in MXFP4 as the checkpoint stores them, the "
-                "other matrices in 16 bits (torch_dtype)");
-        } else {
-            out.notes.push_back("quantization_config (quant_method '" + method +
-                                "') is not applied yet: the matrices are planned in 16 bits unless --weights says "
-                                "otherwise");
-        }
-    }
+    out.model_type = type;
+    out.fused_experts = family->fused_experts;
+    if (top.has("quantization_config")) detail::read_quantization(top, out);
     if (const std::uint64_t mtp = c.count_or("num_nextn_predict_layers", 0); mtp != 0)
         out.notes.push_back("the " + std::to_string(mtp) +
                             " multi-token-prediction layer(s) (num_nextn_predict_layers) are not planned: GGUF "

@@ -47,14 +47,16 @@ constexpr std::uint64_t param_count(const model_desc& m) {
 constexpr std::uint64_t active_param_count(const decoder_shape& s) { return detail::count_params(s, true); }
 
 constexpr std::uint64_t role_bytes(const model_desc& m, const block_kind& b, tensor_role role) {
-    if (!role_present(m.shape, b, role)) return 0;
+    if (m.checkpoint_weights || !role_present(m.shape, b, role)) return 0;  // a checkpoint's: opaque bytes
     const auto e = role_extent(m.shape, role);
-    return tensor_bytes(b[role], e.all_rows(), e.cols);
+    // Plane by plane: a checkpoint format keeps its tables per expert (each one its own Linear);
+    // for the row formats it is the same sum.
+    return checked_mul(tensor_bytes(b[role], e.rows, e.cols), e.planes);
 }
 
 // Unpadded bytes of one layer's weights; the planner adds alignment between tensors.
 constexpr std::uint64_t block_weight_bytes(const model_desc& m, const block_kind& b) {
-    std::uint64_t n = b.opaque_bytes;
+    std::uint64_t n = checked_add(b.opaque_bytes, b.opaque_expert_bytes);
     for (std::size_t r = 0; r < n_tensor_roles; ++r) n = checked_add(n, role_bytes(m, b, static_cast<tensor_role>(r)));
     return n;
 }
@@ -63,13 +65,14 @@ constexpr std::uint64_t block_weight_bytes(const model_desc& m, const block_kind
 constexpr std::uint64_t token_embd_bytes(const model_desc& m) {
     return m.shape.activations_planned ? tensor_bytes(m.token_embd, m.shape.n_vocab, m.shape.n_embd) : 0;
 }
+// A checkpoint's head and final norm are among its global opaque bytes.
 constexpr std::uint64_t output_bytes(const model_desc& m) {
-    return m.shape.tied_output || !m.shape.activations_planned
+    return m.shape.tied_output || !m.shape.activations_planned || m.checkpoint_weights
                ? 0
                : tensor_bytes(m.output, m.shape.n_vocab, m.shape.n_embd);
 }
 constexpr std::uint64_t output_norm_bytes(const model_desc& m) {
-    return m.shape.activations_planned ? tensor_bytes(m.output_norm, 1, m.shape.n_embd) : 0;
+    return m.shape.activations_planned && !m.checkpoint_weights ? tensor_bytes(m.output_norm, 1, m.shape.n_embd) : 0;
 }
 constexpr std::uint64_t rope_freqs_bytes(const model_desc& m) {
     return m.shape.rope_freqs ? checked_mul(m.shape.head_dim / 2, 4) : 0;

@@ -249,6 +249,9 @@ struct block_kind {
     // and values, planned as one block of the layer's slot.
     std::uint64_t opaque_bytes = 0;
     std::uint64_t opaque_params = 0;
+    // Of a checkpoint's layer (model_desc::checkpoint_weights), the bytes of its routed experts'
+    // tensors, which end the slot as role-by-role experts do, so they can live in the host tier.
+    std::uint64_t opaque_expert_bytes = 0;
     // This kind's KV heads when the file gives each layer its own ({arch}.attention.head_count_kv as
     // an array: Nemotron-NAS's deci files, OpenELM); 0: the shape's n_head_kv.
     std::uint64_t kv_heads = 0;
@@ -333,6 +336,11 @@ struct model_desc {
     // Global tensors no role names (an architecture without a graph: all of them), in the GPU tier.
     std::uint64_t global_opaque_bytes = 0;
     std::uint64_t global_opaque_params = 0;
+    // The weights are a checkpoint's, read from its safetensors headers: each layer's tensors are
+    // its kind's opaque bytes (experts apart), the global ones but the embedding are opaque too,
+    // and no role is stored role by role. The shape still gives the graph, the KV and the
+    // activations; nothing runs from it (the runtime reads GGUF files).
+    bool checkpoint_weights = false;
 
     friend constexpr bool operator==(const model_desc&, const model_desc&) = default;
 
@@ -502,6 +510,11 @@ constexpr void validate_formats(const model_desc& m) {
                         " values, which " + name(f) + " cannot store (it needs a multiple of " +
                         std::to_string(block_elements(f)) + "); keep this tensor in another format, e.g. f16");
     };
+    for (const format f : {m.kv, m.activations})
+        if (is_tensor_format(f))
+            throw error(name(f) +
+                        " is a checkpoint's weight format (its scales run over whole tensors); a KV cache or "
+                        "activations are stored row by row: choose f16, q8_0 or another row format");
     check(m.kv, m.shape.kv_dim(), "",
           m.shape.latent_attention() ? "KV cache row (kv_lora_rank + qk_rope_head_dim)"
                                      : "KV cache row (n_head_kv x head_dim)");
@@ -509,6 +522,10 @@ constexpr void validate_formats(const model_desc& m) {
         if (m.kinds[k].kv_heads != 0)
             check(m.kv, checked_mul(m.kinds[k].kv_heads, m.shape.head_dim), "", "KV cache row of a layer's own heads");
     if (!m.shape.activations_planned) return;  // opaque tensors: their file says what they are
+    if (m.checkpoint_weights) {  // the checkpoint's headers say what its tensors are; the embedding is a role
+        check(m.token_embd, m.shape.n_embd, "", "token_embd.weight");
+        return;
+    }
     check(m.token_embd, m.shape.n_embd, "", "token_embd.weight");
     check(m.output, m.shape.n_embd, "", "output.weight");
     check(m.output_norm, m.shape.n_embd, "", "output_norm.weight");

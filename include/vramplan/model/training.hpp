@@ -33,7 +33,9 @@ struct training_config {
     bool checkpointing = false;     // keep only each block's input; recompute the rest in backward
     std::uint64_t lora_rank = 0;    // 0: full fine-tuning
     bool qlora = false;             // LoRA over a frozen 4-bit base
-    format qlora_base{format_id::int4_group, 64, false};  // NF4-like: 4-bit values, fp16 scale per 64
+    // The frozen base's Linear layers under QLoRA: bitsandbytes' NF4 with double quantization, the
+    // QLoRA paper's and PEFT's default (bnb_4bit_quant_type "nf4", bnb_4bit_use_double_quant).
+    format qlora_base{.id = format_id::bnb_nf4, .double_quant = true};
     attention_kernel attention = attention_kernel::fused;
 };
 

@@ -24,8 +24,12 @@ struct advice_item {
 // that are not whole blocks stay.
 constexpr model_desc requantize_weights(model_desc m, format f) {
     auto conv = [&](format old, std::uint64_t cols) { return row_fits_format(f, cols) ? f : old; };
-    m.token_embd = conv(m.token_embd, m.shape.n_embd);
-    m.output = conv(m.output, m.shape.n_embd);
+    // A checkpoint's quantized layers (bitsandbytes, GPTQ, AWQ, fp8 blocks) are its Linear layers:
+    // the embedding and the output head stay as they are (transformers keeps lm_head unconverted).
+    if (!is_tensor_format(f)) {
+        m.token_embd = conv(m.token_embd, m.shape.n_embd);
+        m.output = conv(m.output, m.shape.n_embd);
+    }
     model_desc out = m;
     out.n_kinds = 0;
     for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {

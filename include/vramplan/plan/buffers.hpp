@@ -36,9 +36,10 @@ inline std::vector<buffer_info> buffers(const plan& p) {
     const auto& s = p.model.shape;
     const forward_graph& g = p.graph;
     // A weight's step is the first op that reads it, from the same graph the runtime executes.
+    // Stacked experts count plane by plane, as role_bytes does (a checkpoint format's tables are per expert).
     auto weight = [&](std::string name, tier t, std::uint64_t offset, format f, std::uint64_t rows, std::uint64_t cols,
-                      weight_ref ref, std::int64_t layer) {
-        const std::uint64_t b = tensor_bytes(f, rows, cols);
+                      weight_ref ref, std::int64_t layer, std::uint64_t planes = 1) {
+        const std::uint64_t b = checked_mul(tensor_bytes(f, rows / planes, cols), planes);
         const std::uint16_t st = g.weight_step(ref);
         out.push_back({std::move(name), buffer_kind::weights, t, offset, b, align_up(b, p.options.alignment), st, st,
                        true, layer, f, rows, cols});
@@ -50,21 +51,31 @@ inline std::vector<buffer_info> buffers(const plan& p) {
                            align_up(bytes, p.options.alignment), 0, 0, true, layer, format{format_id::i8}, 1, bytes});
     };
     using enum global_tensor;
-    if (!s.activations_planned) {
+    const bool checkpoint = p.model.checkpoint_weights;
+    if (!s.activations_planned || checkpoint) {
+        // A checkpoint's or a graphless file's tensors: the layer's block ends where its experts
+        // begin (expert_cut); a checkpoint's experts end the slot, or sit in the host tier.
         opaque("global tensors", tier::gpu, p.global_opaque_offset, p.model.global_opaque_bytes, -1);
         for (std::uint64_t l = 0; l < s.n_layer; ++l) {
-            const std::uint64_t b = p.model.layer(l).opaque_bytes;
+            const auto k = p.model.layer_kind[l];
+            const std::uint64_t b = p.model.kinds[k].opaque_bytes, e = p.model.kinds[k].opaque_expert_bytes;
+            const auto layer = static_cast<std::int64_t>(l);
             opaque("blk." + std::to_string(l) + " tensors", p.layer_tier(l),
-                   p.layer_offset[l] + p.block_stride[p.model.layer_kind[l]] - align_up(b, p.options.alignment), b,
-                   static_cast<std::int64_t>(l));
+                   p.layer_offset[l] + p.expert_cut[k] - align_up(b, p.options.alignment), b, layer);
+            const std::uint64_t experts_at = p.block_stride[k] - align_up(e, p.options.alignment);
+            opaque("blk." + std::to_string(l) + " experts", p.experts_on_host(l) ? tier::host : p.layer_tier(l),
+                   p.experts_on_host(l) ? p.expert_offset[l] + (experts_at - p.expert_cut[k])
+                                        : p.layer_offset[l] + experts_at,
+                   e, layer);
         }
-    } else {
+    }
+    if (s.activations_planned)
         weight("token_embd.weight", p.token_embd_tier, p.token_embd_offset, p.model.token_embd, s.n_vocab, s.n_embd,
                global_weight(token_embd), -1);
+    if (s.activations_planned && !checkpoint)
         weight("output_norm.weight", tier::gpu, p.output_norm_offset, p.model.output_norm, 1, s.n_embd,
                global_weight(output_norm), -1);
-    }
-    if (!s.tied_output && s.activations_planned)
+    if (!s.tied_output && s.activations_planned && !checkpoint)
         weight("output.weight", tier::gpu, p.output_offset, p.model.output, s.n_vocab, s.n_embd, global_weight(output),
                -1);
     if (s.rope_freqs)
@@ -82,10 +93,11 @@ inline std::vector<buffer_info> buffers(const plan& p) {
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
-            if (!role_present(s, p.model.layer(l), role)) continue;
+            if (checkpoint || !role_present(s, p.model.layer(l), role)) continue;
             const auto e = role_extent(s, role);
             weight(layer_tensor_name(l, role), p.role_tier(l, role), p.role_offset_in_tier(l, role),
-                   p.model.layer(l)[role], e.all_rows(), e.cols, layer_weight(role), static_cast<std::int64_t>(l));
+                   p.model.layer(l)[role], e.all_rows(), e.cols, layer_weight(role), static_cast<std::int64_t>(l),
+                   e.planes);
         }
     }
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {

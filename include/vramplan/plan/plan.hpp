@@ -174,18 +174,22 @@ namespace detail {
 
 constexpr std::uint64_t aligned(const plan& p, std::uint64_t n) { return align_up(n, p.options.alignment); }
 
+// A slot: the roles before the routed experts, the opaque bytes (an architecture without a graph:
+// all the layer's tensors; a checkpoint's: all but its experts), then the routed experts, role by
+// role or a checkpoint's opaque experts, which a layer whose experts are in the host tier cuts off.
 constexpr void lay_out_blocks(plan& p) {
     for (std::uint32_t k = 0; k < p.model.n_kinds; ++k) {
+        const block_kind& kind = p.model.kinds[k];
         std::uint64_t at = 0;
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
+            if (r == first_routed_expert_role) {
+                at = checked_add(at, aligned(p, kind.opaque_bytes));
+                p.expert_cut[k] = at;
+            }
             p.role_offset[k][r] = at;
-            if (r == first_routed_expert_role) p.expert_cut[k] = at;
-            at = checked_add(at, aligned(p, role_bytes(p.model, p.model.kinds[k], static_cast<tensor_role>(r))));
+            at = checked_add(at, aligned(p, role_bytes(p.model, kind, static_cast<tensor_role>(r))));
         }
-        if (p.model.kinds[k].opaque_bytes) {  // an architecture without a graph: the layer's tensors in one block
-            at = checked_add(at, aligned(p, p.model.kinds[k].opaque_bytes));
-        }
-        p.block_stride[k] = at;
+        p.block_stride[k] = checked_add(at, aligned(p, kind.opaque_expert_bytes));
     }
 }
 

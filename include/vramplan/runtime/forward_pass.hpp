@@ -29,6 +29,10 @@ inline void check_runnable(const model_desc& m) {
         throw error(
             "vramplan has no forward graph for this architecture: its weights and KV cache are planned, but it cannot "
             "run");
+    if (m.checkpoint_weights)
+        throw error(
+            "this model's weights are planned from a checkpoint's safetensors headers; the runtime runs GGUF files "
+            "(convert the checkpoint with llama.cpp's convert_hf_to_gguf.py)");
     // The block first: it is what a user asks about; RoPE scaling comes with it.
     if (s.attn_sinks || s.attn_output_bias || s.expert_bias)
         throw error(
