@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "temp_path.hpp"
+#include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/gguf_writer.hpp"
 
 // A tensor of zero bytes in format f (f32 unless given); dims innermost first, as GGUF lists them.
@@ -35,3 +36,19 @@ inline std::string write_temp_text(const std::string& name, const std::string& t
         MESSAGE("skipped: " << path << " is absent");             \
         return;                                                   \
     }
+
+// The description of a GGUF file that `file.write(path)` writes to a temporary path, removed
+// afterwards whether describing it succeeds or throws.
+template <class File>
+vramplan::model_desc describe_written(const File& file, const std::string& name) {
+    const std::string path = test_temp_path(name);
+    file.write(path);
+    try {
+        vramplan::model_desc m = vramplan::io::describe(vramplan::io::gguf_file::open(path));
+        std::filesystem::remove(path);
+        return m;
+    } catch (...) {
+        std::filesystem::remove(path);
+        throw;
+    }
+}

@@ -277,18 +277,7 @@ struct granite_file {
     }
 };
 
-model_desc described(const granite_file& f) {
-    const std::string path = test_temp_path("vramplan_granitehybrid.gguf");
-    f.write(path);
-    try {
-        const model_desc m = io::describe(io::gguf_file::open(path));
-        std::filesystem::remove(path);
-        return m;
-    } catch (...) {
-        std::filesystem::remove(path);
-        throw;
-    }
-}
+model_desc described(const granite_file& f) { return describe_written(f, "vramplan_granitehybrid.gguf"); }
 std::string refused(const granite_file& f) {
     try {
         (void)described(f);

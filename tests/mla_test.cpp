@@ -197,18 +197,7 @@ struct deepseek2_file {
     }
 };
 
-model_desc described(const deepseek2_file& f) {
-    const std::string path = test_temp_path("vramplan_deepseek2.gguf");
-    f.write(path);
-    try {
-        const model_desc m = io::describe(io::gguf_file::open(path));
-        std::filesystem::remove(path);
-        return m;
-    } catch (...) {
-        std::filesystem::remove(path);
-        throw;
-    }
-}
+model_desc described(const deepseek2_file& f) { return describe_written(f, "vramplan_deepseek2.gguf"); }
 }  // namespace
 
 TEST_CASE("a deepseek2 GGUF written here plans every tensor; its cache is the latent") {

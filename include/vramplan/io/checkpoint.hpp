@@ -59,9 +59,6 @@ inline model_desc with_checkpoint_weights(const model_desc& m, const std::vector
     const auto& s = m.shape;
     model_desc out = m;
     out.checkpoint_weights = true;
-    out.kinds = {};
-    out.layer_kind = {};
-    out.n_kinds = 0;
     out.global_opaque_bytes = out.global_opaque_params = 0;
     std::vector<block_kind> layers(s.n_layer);
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
@@ -111,12 +108,11 @@ inline model_desc with_checkpoint_weights(const model_desc& m, const std::vector
         throw error(
             "the checkpoint beside config.json has no embedding (model.embed_tokens.weight); is it this "
             "model's?");
-    for (std::uint64_t l = 0; l < s.n_layer; ++l) {
+    for (std::uint64_t l = 0; l < s.n_layer; ++l)
         if (layers[l].opaque_bytes == 0)
             throw error("the checkpoint beside config.json has no tensors for layer " + std::to_string(l) + " of " +
                         std::to_string(s.n_layer) + " (num_hidden_layers); is a shard missing?");
-        out.set_layer(l, layers[l]);
-    }
+    out = map_layers(out, [&](std::uint64_t l, block_kind& b) { b = layers[l]; });
     notes.push_back("weights from the safetensors headers: " + std::to_string(tensors.size() - n_left_out) +
                     " tensors, " + with_separators(planned) +
                     " bytes exactly (the head and final norm among the "

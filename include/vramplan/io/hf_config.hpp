@@ -546,12 +546,7 @@ inline bool names_module(std::string_view pattern, std::string_view module) {
 // as `m` has them. Nothing to do without a linear_format.
 inline model_desc apply_checkpoint_quantization(const model_desc& m, const config_description& d) {
     if (!d.linear_format) return m;
-    model_desc out = m;
-    out.kinds = {};
-    out.layer_kind = {};
-    out.n_kinds = 0;
-    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
-        block_kind b = m.layer(l);
+    const model_desc out = map_layers(m, [&](std::uint64_t l, block_kind& b) {
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
             if (!role_present(m.shape, b, role) || (is_router(role) && !d.converts_routers)) continue;
@@ -562,8 +557,7 @@ inline model_desc apply_checkpoint_quantization(const model_desc& m, const confi
             for (const auto& u : d.unconverted) kept = kept || detail::names_module(u, full);
             if (!kept) b.formats.of[r] = *d.linear_format;
         }
-        out.set_layer(l, b);
-    }
+    });
     validate_formats(out);
     return out;
 }

@@ -76,16 +76,10 @@ constexpr model_desc make_model(std::string_view name, const decoder_shape& shap
 // The routed experts' matrices of every layer in format f (their biases stay f32): how a release
 // that quantizes only its experts (gpt-oss's MXFP4) is described, and what --expert-weights asks.
 constexpr model_desc with_expert_format(const model_desc& m, format f) {
-    model_desc out = m;
-    out.kinds = {};
-    out.layer_kind = {};
-    out.n_kinds = 0;
-    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
-        block_kind b = m.layer(l);
+    const model_desc out = map_layers(m, [&](std::uint64_t, block_kind& b) {
         for (auto r : {tensor_role::ffn_gate_exps, tensor_role::ffn_up_exps, tensor_role::ffn_down_exps})
             if (role_present(m.shape, b, r)) b[r] = f;
-        out.set_layer(l, b);
-    }
+    });
     validate_formats(out);
     return out;
 }

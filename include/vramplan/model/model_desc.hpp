@@ -382,6 +382,22 @@ struct model_desc {
     }
 };
 
+// m with every layer's kind changed by change(layer, kind), the kinds shared again: how a
+// description is re-formatted (requantized, its experts or its checkpoint's layers).
+template <class Change>
+constexpr model_desc map_layers(const model_desc& m, Change&& change) {
+    model_desc out = m;
+    out.kinds = {};
+    out.layer_kind = {};
+    out.n_kinds = 0;
+    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
+        block_kind b = m.layer(l);
+        change(l, b);
+        out.set_layer(l, b);
+    }
+    return out;
+}
+
 // Rows and columns (GGUF ne[1], ne[0]) of each role's tensor, and planes (ne[2]) for the stacked
 // experts; ne[0] is the quantized row.
 struct tensor_extent {

@@ -30,18 +30,13 @@ constexpr model_desc requantize_weights(model_desc m, format f) {
         m.token_embd = conv(m.token_embd, m.shape.n_embd);
         m.output = conv(m.output, m.shape.n_embd);
     }
-    model_desc out = m;
-    out.n_kinds = 0;
-    for (std::uint64_t l = 0; l < m.shape.n_layer; ++l) {
-        block_kind b = m.layer(l);
+    return map_layers(m, [&](std::uint64_t, block_kind& b) {
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
             if (is_matrix(role) && !is_router(role))
                 b.formats.of[r] = conv(b.formats.of[r], role_extent(m.shape, role).cols);
         }
-        out.set_layer(l, b);
-    }
-    return out;
+    });
 }
 
 // The cache formats smaller than m's that every layer's KV row can hold: Q8_0, then Q4_0.
