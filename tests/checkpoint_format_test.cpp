@@ -1,8 +1,10 @@
 // Hugging Face checkpoints' quantized layers as transformers holds them: bitsandbytes NF4/FP4
-// (with and without double quantization) and LLM.int8(), GPTQ, AWQ and DeepSeek's fp8 blocks.
+// (with and without double quantization) and LLM.int8(), GPTQ, AWQ, DeepSeek's fp8 blocks and
+// AutoFP8's per-tensor fp8.
 // Every expected size is derived here from the layouts' definitions (bitsandbytes' quantize_4bit
 // and quantize_blockwise, AutoGPTQ's and AutoAWQ's packed tensors, DeepSeek-V3's
-// weight_scale_inv), tensor by tensor, for Llama-3-8B's published config.json.
+// weight_scale_inv, AutoFP8's scalar scales), tensor by tensor, for Llama-3-8B's published
+// config.json.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -55,9 +57,8 @@ struct linear {
 };
 constexpr linear llama3_block[] = {{4096, 4096},  {1024, 4096},  {1024, 4096}, {4096, 4096},
                                    {14336, 4096}, {14336, 4096}, {4096, 14336}};
-// What stays as planned without quantization: the embedding and the head in 16 bits, the 65 norms
-// in f32 (vramplan keeps vectors in f32, as llama.cpp does).
-constexpr u64 llama3_rest = 2 * 128256ull * 4096 * 2 + 65 * 4096 * 4;
+// What stays in torch_dtype (bfloat16): the embedding, the head and the 65 norms.
+constexpr u64 llama3_rest = 2 * 128256ull * 4096 * 2 + 65 * 4096 * 2;
 
 template <class Fn>
 u64 llama3_with(Fn&& linear_bytes) {
@@ -72,8 +73,7 @@ model_desc from_config(const std::string& text, io::config_description* out = nu
         const io::config_description d = io::describe_config(path);
         std::filesystem::remove(path);
         if (out) *out = d;
-        return io::apply_checkpoint_quantization(make_model("llama3", d.shape, uniform_policy(format{format_id::f16})),
-                                                 d);
+        return io::checkpoint_model("llama3", d);
     } catch (...) {
         std::filesystem::remove(path);
         throw;
@@ -112,6 +112,8 @@ TEST_CASE("checkpoint formats: one tensor's bytes by hand from each layout") {
     CHECK(format_by_name("gptq3_row") == format{.id = format_id::gptq, .bits = 3});
     CHECK(format_by_name("awq_g64") == format{.id = format_id::awq, .group = 64});
     CHECK(format_by_name("fp8_b128") == format{.id = format_id::fp8_block, .group = 128});
+    CHECK(format_by_name("fp8_tensor_static") == format{.id = format_id::fp8_tensor, .input_scale = true});
+    CHECK(tensor_bytes(format{format_id::fp8_tensor}, 1024, 4096) == 1024 * 4096 + 4);
     CHECK(name(nf4_dq) == "nf4_dq");
     CHECK(name(gptq4) == "gptq4_g128");
     CHECK_FALSE(parse_format("gptq5_g128"));
@@ -167,6 +169,12 @@ TEST_CASE("Llama-3-8B as GPTQ, AWQ and fp8-block checkpoints, tensor by tensor")
     CHECK(weight_bytes(f) == llama3_with([](const linear& l) {
               return l.rows * l.cols + ceil_to(l.rows, 128) * ceil_to(l.cols, 128) * 4;
           }));
+    // AutoFP8: an f32 weight_scale per tensor, and an f32 input_scale under a static scheme.
+    const model_desc st = from_config(llama3_8b(R"({"quant_method": "fp8", "activation_scheme": "static",
+        "ignored_layers": ["lm_head"]})"));
+    CHECK(weight_bytes(st) == llama3_with([](const linear& l) { return l.rows * l.cols + 4 + 4; }));
+    const model_desc dy = from_config(llama3_8b(R"({"quant_method": "fp8", "activation_scheme": "dynamic"})"));
+    CHECK(weight_bytes(dy) == llama3_with([](const linear& l) { return l.rows * l.cols + 4; }));
     CHECK(refused(llama3_8b(R"({"quant_method": "gptq", "bits": 5})")).find("must be 2, 3, 4 or 8") !=
           std::string::npos);
     CHECK(refused(llama3_8b(R"({"quant_method": "awq", "version": "gemv"})")).find("GEMM layout") != std::string::npos);
@@ -178,6 +186,17 @@ TEST_CASE("Llama-3-8B as GPTQ, AWQ and fp8-block checkpoints, tensor by tensor")
     CHECK(weight_bytes(ct) == llama3_with([](const linear& l) { return l.rows * l.cols * 2; }));
     REQUIRE(d.notes.size() == 1);
     CHECK(d.notes[0].find("not applied yet") != std::string::npos);
+}
+
+TEST_CASE("torch_dtype: every tensor as transformers loads it, norms included") {
+    // Llama-3-8B: 8,030,261,248 parameters, 2 bytes each in bfloat16, 4 in float32.
+    CHECK(weight_bytes(from_config(llama3_8b(""))) == 2 * 8030261248ull);
+    std::string f32 = llama3_8b("");
+    f32.replace(f32.find("bfloat16"), 8, "float32");
+    CHECK(weight_bytes(from_config(f32)) == 4 * 8030261248ull);
+    std::string odd = llama3_8b("");
+    odd.replace(odd.find("bfloat16"), 8, "float8");
+    CHECK(refused(odd).find("a checkpoint's dtype is bfloat16, float16 or float32") != std::string::npos);
 }
 
 TEST_CASE("modules_to_not_convert names modules as transformers matches them") {
@@ -213,4 +232,18 @@ TEST_CASE("QLoRA's frozen base: NF4 with double quantization by default, another
     q.qlora_base = format_by_name("nf4");
     CHECK(training_memory(llama2, q).weights ==
           32 * (4 * bnb4(4096ull * 4096, false) + 3 * bnb4(11008ull * 4096, false)) + rest + 19988480ull * 2);
+}
+
+TEST_CASE("DeepSeek's kv_b_proj is one tensor in a checkpoint format, though vramplan splits it per head") {
+    // DeepSeek-V3's: 128 heads of 128 + 128 outputs of the 512-value latent, one Linear.
+    model_desc m = presets::describe(presets::deepseek_v3_entry, uniform_policy(format{format_id::bf16}));
+    const format nf4{.id = format_id::bnb_nf4, .double_quant = true};
+    m = map_layers(m, [&](std::uint64_t, block_kind& b) { b[tensor_role::attn_k_b] = b[tensor_role::attn_v_b] = nf4; });
+    const block_kind& b = m.layer(0);
+    CHECK(role_bytes(m, b, tensor_role::attn_k_b) + role_bytes(m, b, tensor_role::attn_v_b) ==
+          bnb4(128ull * (128 + 128) * 512, true));
+    // In a row format the split is the same bytes as the one tensor.
+    const model_desc r = presets::describe(presets::deepseek_v3_entry, uniform_policy(format{format_id::q8_0}));
+    CHECK(role_bytes(r, r.layer(0), tensor_role::attn_k_b) + role_bytes(r, r.layer(0), tensor_role::attn_v_b) ==
+          128ull * 256 * 512 / 32 * 34);
 }

@@ -123,8 +123,7 @@ inline model_choice load_model(const std::string& spec, const std::string& weigh
         c.source = "config.json";
         c.name = spec;
         io::config_description d = io::describe_config(spec);
-        c.desc = io::apply_checkpoint_quantization(make_model(c.name, d.shape, f16_policy), d);
-        if (d.expert_format) c.desc = with_expert_format(c.desc, *d.expert_format);
+        c.desc = io::checkpoint_model(c.name, d, kv_fmt);
         c.notes = std::move(d.notes);
         // The checkpoint beside it, when there is one, says its weights' bytes exactly.
         const auto tensors = io::read_checkpoint_headers(std::filesystem::absolute(spec).parent_path());

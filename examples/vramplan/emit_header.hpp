@@ -15,8 +15,8 @@ namespace vramplan::cli {
 inline std::string format_literal(format f) {
     return fmt::format(
         "vramplan::format{{.id = static_cast<vramplan::format_id>({}), .group = {}, .zero_point = {}, .bits = {}, "
-        ".double_quant = {}}}",
-        static_cast<std::uint32_t>(f.id), f.group, f.zero_point, f.bits, f.double_quant);
+        ".double_quant = {}, .input_scale = {}}}",
+        static_cast<std::uint32_t>(f.id), f.group, f.zero_point, f.bits, f.double_quant, f.input_scale);
 }
 
 inline std::string rope_scaling_literal(rope_scaling r) {

@@ -56,12 +56,13 @@ enum class format_id : std::uint32_t {
     // Hugging Face checkpoints' quantized Linear layers, as transformers holds them once loaded.
     // Their scales are laid out over the whole tensor, so their bytes are a tensor's, not a row's
     // (tensor_bytes; is_tensor_format): weights only, never a cache or activations.
-    bnb_nf4 = 1004,    // bitsandbytes 4-bit NormalFloat, blocks of 64; double_quant: the absmax in 8 bits
-    bnb_fp4 = 1005,    // bitsandbytes 4-bit float, the same layout
-    bnb_int8 = 1006,   // bitsandbytes LLM.int8(): int8 values, one f32 scale (SCB) per output row
-    gptq = 1007,       // GPTQ: `bits`-bit values packed in int32, per group a scale (f16) and a zero (bits)
-    awq = 1008,        // AWQ (GEMM): 4-bit values packed in int32, per group a scale (f16) and a 4-bit zero
-    fp8_block = 1009,  // fp8 (e4m3) values, one f32 inverse scale per `group` x `group` block (DeepSeek-V3)
+    bnb_nf4 = 1004,     // bitsandbytes 4-bit NormalFloat, blocks of 64; double_quant: the absmax in 8 bits
+    bnb_fp4 = 1005,     // bitsandbytes 4-bit float, the same layout
+    bnb_int8 = 1006,    // bitsandbytes LLM.int8(): int8 values, one f32 scale (SCB) per output row
+    gptq = 1007,        // GPTQ: `bits`-bit values packed in int32, per group a scale (f16) and a zero (bits)
+    awq = 1008,         // AWQ (GEMM): 4-bit values packed in int32, per group a scale (f16) and a 4-bit zero
+    fp8_block = 1009,   // fp8 (e4m3) values, one f32 inverse scale per `group` x `group` block (DeepSeek-V3)
+    fp8_tensor = 1010,  // fp8 (e4m3) values, one f32 scale per tensor (AutoFP8), and an input scale if static
 };
 
 // A structural value (usable as a template argument): the id plus the parameters of the
@@ -74,6 +75,7 @@ struct format {
     bool zero_point = false;    // int4_group only: a 4-bit zero point per group
     std::uint8_t bits = 0;      // gptq only: bits per value (2, 3, 4 or 8)
     bool double_quant = false;  // bnb_nf4, bnb_fp4: bnb_4bit_use_double_quant
+    bool input_scale = false;   // fp8_tensor: an f32 activation scale too (activation_scheme "static")
 
     friend constexpr bool operator==(const format&, const format&) = default;
 };
@@ -87,7 +89,7 @@ struct format_traits {
 
 namespace detail {
 // Block sizes follow the block structs of GGUF (see blocks.hpp, where each is static_asserted).
-inline constexpr std::array<format_traits, 44> format_table{{
+inline constexpr std::array<format_traits, 45> format_table{{
     {format_id::f32, "f32", 1, 4},
     {format_id::f16, "f16", 1, 2},
     {format_id::bf16, "bf16", 1, 2},
@@ -132,6 +134,7 @@ inline constexpr std::array<format_traits, 44> format_table{{
     {format_id::gptq, "gptq", 0, 0},
     {format_id::awq, "awq", 0, 0},
     {format_id::fp8_block, "fp8_block", 1, 1},
+    {format_id::fp8_tensor, "fp8_tensor", 1, 1},
     // Names users commonly type for the same formats.
     {format_id::fp8_e4m3, "fp8", 1, 1},
     {format_id::f16, "fp16", 1, 2},
@@ -162,7 +165,8 @@ constexpr bool is_tensor_format(format f) {
         case format_id::bnb_fp4:
         case format_id::gptq:
         case format_id::awq:
-        case format_id::fp8_block: return true;
+        case format_id::fp8_block:
+        case format_id::fp8_tensor: return true;
         default: return false;
     }
 }
@@ -187,6 +191,7 @@ inline std::string name(format f) {
             return "gptq" + std::to_string(f.bits) + (f.group ? "_g" + std::to_string(f.group) : std::string("_row"));
         case format_id::awq: return "awq_g" + std::to_string(f.group);
         case format_id::fp8_block: return "fp8_b" + std::to_string(f.group);
+        case format_id::fp8_tensor: return f.input_scale ? "fp8_tensor_static" : "fp8_tensor";
         default: return std::string(traits(f).name);
     }
 }
@@ -275,6 +280,8 @@ constexpr std::uint64_t tensor_bytes(format f, std::uint64_t rows, std::uint64_t
         case format_id::fp8_block:  // DeepSeek-V3's weight_scale_inv: f32 [ceil(rows / b), ceil(cols / b)]
             return checked_add(checked_mul(rows, cols),
                                checked_mul(ceil_div(rows, f.group), ceil_div(cols, f.group), 4));
+        case format_id::fp8_tensor:  // AutoFP8's weight_scale, and input_scale under a static scheme: f32 scalars
+            return checked_add(checked_mul(rows, cols), f.input_scale ? 8 : 4);
         default: break;
     }
     return 0;
@@ -297,7 +304,7 @@ inline std::string known_format_names() {
         if (is_parameterized(t.id)) continue;
         out += (out.empty() ? "" : ", ") + std::string(t.name);
     }
-    return out + ", nf4_dq, fp4_dq, int4_g<G>[_zp], gptq<B>_g<G>, gptq<B>_row, awq_g<G>, fp8_b<N>";
+    return out + ", nf4_dq, fp4_dq, fp8_tensor_static, int4_g<G>[_zp], gptq<B>_g<G>, gptq<B>_row, awq_g<G>, fp8_b<N>";
 }
 
 namespace detail {
@@ -340,6 +347,7 @@ inline std::optional<format> parse_format(std::string_view text) {
     if (const auto g = detail::number_after(lower, "awq_g")) return checked(format{.id = format_id::awq, .group = *g});
     if (const auto b = detail::number_after(lower, "fp8_b"))
         return checked(format{.id = format_id::fp8_block, .group = *b});
+    if (lower == "fp8_tensor_static") return format{.id = format_id::fp8_tensor, .input_scale = true};
     if (lower.rfind("int4_g", 0) == 0) {
         std::string rest = lower.substr(6);
         bool zp = false;

@@ -16,6 +16,7 @@
 
 #include "vramplan/error.hpp"
 #include "vramplan/io/input_file.hpp"
+#include "vramplan/model/format_policy.hpp"
 #include "vramplan/model/model_desc.hpp"
 
 namespace vramplan::io {
@@ -78,6 +79,9 @@ struct config_description {
     // transformers), so bitsandbytes, GPTQ and AWQ leave them in torch_dtype.
     bool fused_experts = false;
     std::string model_type;  // the (text) model type, which names the modules
+    // torch_dtype, the format transformers loads every unconverted tensor in (empty: not given,
+    // and vramplan plans 16-bit matrices with f32 vectors, its convention for configs).
+    std::optional<format> dtype;
 };
 
 namespace detail {
@@ -449,6 +453,16 @@ inline void read_quantization(const config_reader& top, config_description& out)
         names("modules_to_not_convert");
         what = "fp8 (e4m3) in blocks of " + std::to_string(b[0].get<std::uint64_t>()) + " x " +
                std::to_string(b[0].get<std::uint64_t>()) + " with an f32 scale each";
+    } else if (method == "fp8") {
+        // AutoFP8's checkpoints: e4m3 values, an f32 scale per tensor, and per tensor an f32 input
+        // scale when the activations' scheme is static; ignored_layers stay in torch_dtype.
+        const std::string scheme = q.text_or("activation_scheme", "dynamic");
+        if (scheme != "dynamic" && scheme != "static") q.fail("activation_scheme", "must be \"dynamic\" or \"static\"");
+        out.linear_format = format{.id = format_id::fp8_tensor, .input_scale = scheme == "static"};
+        names("ignored_layers");
+        names("modules_to_not_convert");
+        what = "fp8 (e4m3) with an f32 scale per tensor" +
+               std::string(scheme == "static" ? " and a static input scale" : "");
     } else {
         out.notes.push_back("quantization_config (quant_method '" + method +
                             "') is not applied yet: the matrices are planned in 16 bits unless --weights says "
@@ -562,6 +576,17 @@ inline model_desc apply_checkpoint_quantization(const model_desc& m, const confi
     return out;
 }
 
+// The model a config.json describes as transformers loads its checkpoint: every tensor in
+// torch_dtype (16-bit matrices and f32 vectors when it gives none), then the layers its
+// quantization_config converts and the experts it quantizes; the cache in `kv`.
+inline model_desc checkpoint_model(std::string_view name, const config_description& d,
+                                   format kv = format{format_id::f16}) {
+    format_policy policy = d.dtype ? checkpoint_policy(*d.dtype, kv) : uniform_policy(format{format_id::f16}, kv);
+    model_desc m = apply_checkpoint_quantization(make_model(name, d.shape, policy), d);
+    if (d.expert_format) m = with_expert_format(m, *d.expert_format);
+    return m;
+}
+
 // A Hugging Face config.json's text, of a model type vramplan knows, with what it leaves out;
 // `path` names it in errors.
 inline config_description describe_config_text(const std::string& path, const std::string& text) {
@@ -603,6 +628,20 @@ inline config_description describe_config_text(const std::string& path, const st
     out.shape = detail::read_shape(c, *family);
     out.model_type = type;
     out.fused_experts = family->fused_experts;
+    // torch_dtype (newer files: dtype), in the text model's settings or the file's.
+    for (const detail::config_reader* r : {&c, &top})
+        for (const char* key : {"torch_dtype", "dtype"})
+            if (!out.dtype && r->has(key)) {
+                const std::string t = r->text_or(key, "");
+                if (t == "bfloat16")
+                    out.dtype = format{format_id::bf16};
+                else if (t == "float16")
+                    out.dtype = format{format_id::f16};
+                else if (t == "float32")
+                    out.dtype = format{format_id::f32};
+                else
+                    r->fail(key, "is '" + t + "'; a checkpoint's dtype is bfloat16, float16 or float32");
+            }
     if (top.has("quantization_config")) detail::read_quantization(top, out);
     if (const std::uint64_t mtp = c.count_or("num_nextn_predict_layers", 0); mtp != 0)
         out.notes.push_back("the " + std::to_string(mtp) +

@@ -48,6 +48,16 @@ constexpr std::uint64_t active_param_count(const decoder_shape& s) { return deta
 
 constexpr std::uint64_t role_bytes(const model_desc& m, const block_kind& b, tensor_role role) {
     if (m.checkpoint_weights || !role_present(m.shape, b, role)) return 0;  // a checkpoint's: opaque bytes
+    // A checkpoint keeps MLA's two per-head maps as one Linear, kv_b_proj (n_head x (qk_nope + v)
+    // outputs of the latent), so in a checkpoint format they are that one tensor, counted once.
+    const format f = b[role];
+    using enum tensor_role;
+    if ((role == attn_k_b || role == attn_v_b) && is_tensor_format(f) && b[attn_k_b] == b[attn_v_b]) {
+        if (role == attn_v_b) return 0;
+        const auto& s = m.shape;
+        return tensor_bytes(f, checked_mul(s.n_head, s.qk_nope_dim() + (s.v_head_dim ? s.v_head_dim : s.head_dim)),
+                            s.kv_lora_rank);
+    }
     const auto e = role_extent(m.shape, role);
     // Plane by plane: a checkpoint format keeps its tables per expert (each one its own Linear);
     // for the row formats it is the same sum.

@@ -23,6 +23,9 @@ struct format_policy {
     format token_embd{format_id::f16};
     format output{format_id::f16};
     format norms{format_id::f32};
+    // The other vectors (biases, attention sinks, Mamba-2's A and D and its convolution) and the
+    // router: f32, as llama.cpp keeps them; a checkpoint keeps them in its torch_dtype.
+    format vectors{format_id::f32};
     format kv{format_id::f16};
     format activations{format_id::f32};
     std::array<format_override, 8> overrides{};
@@ -46,6 +49,13 @@ constexpr format_policy uniform_policy(format weights, format kv = format{format
     return p;
 }
 
+// A Hugging Face checkpoint as transformers loads it: every tensor in its torch_dtype.
+constexpr format_policy checkpoint_policy(format dtype, format kv = format{format_id::f16}) {
+    format_policy p = uniform_policy(dtype, kv);
+    p.norms = p.vectors = dtype;
+    return p;
+}
+
 constexpr model_desc make_model(std::string_view name, const decoder_shape& shape, const format_policy& p) {
     validate(shape);
     model_desc m;
@@ -60,8 +70,7 @@ constexpr model_desc make_model(std::string_view name, const decoder_shape& shap
         block_formats b;
         for (std::size_t r = 0; r < n_tensor_roles; ++r) {
             const auto role = static_cast<tensor_role>(r);
-            b.of[r] = is_matrix(role) && !is_router(role) ? p.weights : format{format_id::f32};
-            if (is_norm(role)) b.of[r] = p.norms;
+            b.of[r] = is_norm(role) ? p.norms : is_matrix(role) && !is_router(role) ? p.weights : p.vectors;
         }
         for (std::uint32_t i = 0; i < p.n_overrides; ++i) {
             const auto& o = p.overrides[i];

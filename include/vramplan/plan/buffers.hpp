@@ -36,10 +36,13 @@ inline std::vector<buffer_info> buffers(const plan& p) {
     const auto& s = p.model.shape;
     const forward_graph& g = p.graph;
     // A weight's step is the first op that reads it, from the same graph the runtime executes.
-    // Stacked experts count plane by plane, as role_bytes does (a checkpoint format's tables are per expert).
+    // A layer's tensor has role_bytes, the bytes its slot holds (a checkpoint format counts stacked
+    // experts plane by plane, and DeepSeek's kv_b_proj once).
     auto weight = [&](std::string name, tier t, std::uint64_t offset, format f, std::uint64_t rows, std::uint64_t cols,
-                      weight_ref ref, std::int64_t layer, std::uint64_t planes = 1) {
-        const std::uint64_t b = checked_mul(tensor_bytes(f, rows / planes, cols), planes);
+                      weight_ref ref, std::int64_t layer) {
+        const std::uint64_t b = ref.scope == weight_scope::layer
+                                    ? role_bytes(p.model, p.model.layer(static_cast<std::uint64_t>(layer)), ref.role())
+                                    : tensor_bytes(f, rows, cols);
         const std::uint16_t st = g.weight_step(ref);
         out.push_back({std::move(name), buffer_kind::weights, t, offset, b, align_up(b, p.options.alignment), st, st,
                        true, layer, f, rows, cols});
@@ -96,8 +99,7 @@ inline std::vector<buffer_info> buffers(const plan& p) {
             if (checkpoint || !role_present(s, p.model.layer(l), role)) continue;
             const auto e = role_extent(s, role);
             weight(layer_tensor_name(l, role), p.role_tier(l, role), p.role_offset_in_tier(l, role),
-                   p.model.layer(l)[role], e.all_rows(), e.cols, layer_weight(role), static_cast<std::int64_t>(l),
-                   e.planes);
+                   p.model.layer(l)[role], e.all_rows(), e.cols, layer_weight(role), static_cast<std::int64_t>(l));
         }
     }
     for (std::uint64_t l = 0; l < s.n_layer; ++l) {
