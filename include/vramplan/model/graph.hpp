@@ -273,9 +273,9 @@ constexpr std::array<bool, max_graph_buffers> carried_buffers(const forward_grap
 
 // Each buffer lives from the first op that touches it to the last. The block's ops stand for every
 // layer, so a buffer the block shares with the ops outside it (the residual stream, positions)
-// carries values from one layer to the next and must live through the whole block. With two
-// variants a buffer's span covers its uses in both, more than either needs: two buffers whose
-// spans do not meet never meet in the variant a layer runs either.
+// carries values from one layer to the next and must live through the whole block. With several
+// variants a buffer's span covers its uses in all of them, more than any one needs: two buffers
+// whose spans do not meet never meet in the variant a layer runs either.
 // Why packing by these spans is safe: ops run in order and each finishes before the next starts
 // (the CUDA backend issues them on one stream), so a buffer whose last op precedes another's first
 // op is never read again once the other is written.
