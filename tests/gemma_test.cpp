@@ -38,9 +38,17 @@ TEST_CASE("a Gemma 2 file runs as the reference: embedding scale, post-norms, GE
     const auto ref = test_model::reference_logits(weights, prompt);
     const auto got = run(path, prompt, 8, 1ull << 30, format{format_id::f32});
     CHECK(gap(got.logits, ref).within_rounding());
-    // A Q8_0 cache in the same ring stays within 2% of the logits' range.
-    const auto q8 = gap(run(path, prompt, 8, 1ull << 30, format{format_id::q8_0}).logits, ref);
-    CHECK(q8.worst <= 0.02 * (1 + q8.scale));
+    // A Q8_0 cache in the same ring stays within 2% of the logits' range, measured on f16 weights
+    // so that the error is the cache's alone: Q8_0 weights round the activations to Q8_0 as well,
+    // and those rounding steps, flipped by the cache's error, compound with it (6% here).
+    {
+        test_model::spec f16 = s;
+        f16.weights = format{format_id::f16};
+        const written_model w16("vramplan_gemma2_f16.gguf", f16, 3);
+        const auto ref16 = test_model::reference_logits(w16.weights, prompt);
+        const auto q8 = gap(run(w16.path, prompt, 8, 1ull << 30, format{format_id::q8_0}).logits, ref16);
+        CHECK(q8.worst <= 0.02 * (1 + q8.scale));
+    }
     for (const auto& row : got.logits)
         for (float v : row) CHECK(std::fabs(v) <= 4.0f);  // the final cap bounds every logit
     // Each Gemma detail matters: without any one of them the reference is far off.

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "isa_paths.hpp"
 #include "random_values.hpp"
 
 #include "vramplan/io/gguf_reader.hpp"
@@ -169,33 +170,76 @@ TEST_CASE("dot products of every format against a double reference") {
     }
 }
 
-TEST_CASE("Q4_0 rows times Q8_0-rounded activations on both paths against a double reference") {
-    constexpr std::uint64_t n = 96;
+namespace {
+// Rows int8 rows of one format times activations rounded by rounded_blocks, through the row kernel
+// of every path, against a double reference over the same rounded activations.
+template <kernel_format F, int Rows>
+void check_int8_rows(std::uint64_t n) {
+    using B = typename block_of<F>::type;
+    const std::uint64_t nb = n / 32;
     const auto x = random_values(n, 7);
-    std::vector<blocks::q8_0> xq(n / 32);
-    std::vector<float> xsum(n / 32);
-    for (std::uint64_t b = 0; b < n / 32; ++b) {
-        quantize_block(x.data() + b * 32, xq[b]);
-        int s = 0;
-        for (int j = 0; j < 32; ++j) s += xq[b].qs[j];
-        xsum[b] = to_float(xq[b].d) * static_cast<float>(s);
-    }
+    cpu::rounded_blocks<8> xq;
+    xq.round(x.data(), 0, nb);
+    if (nb % 2) xq.clear(nb);
     std::vector<stored_row> rows;
-    const blocks::q4_0* ptrs[3];
-    for (int r = 0; r < 3; ++r) rows.push_back(store<kernel_format::q4_0>(random_values(n, 8 + r)));
-    for (int r = 0; r < 3; ++r) ptrs[r] = reinterpret_cast<const blocks::q4_0*>(rows[r].bytes.data());
-    float fast[3], slow[3];
-    cpu::dot_rows_q4_0_q8_0<3>(ptrs, xq.data(), xsum.data(), n / 32, fast);
-    cpu::dot_rows_q4_0_q8_0_portable<3>(ptrs, xq.data(), n / 32, slow);
-    for (int r = 0; r < 3; ++r) {
-        double ref = 0, mag = 0;
-        for (std::uint64_t i = 0; i < n; ++i) {
-            const double xi = dequantize(xq[i / 32], static_cast<int>(i % 32));
-            ref += rows[r].values[i] * xi;
-            mag += std::fabs(rows[r].values[i] * xi);
+    const B* ptrs[Rows];
+    for (int r = 0; r < Rows; ++r) rows.push_back(store<F>(random_values(n, 8 + r)));
+    for (int r = 0; r < Rows; ++r) ptrs[r] = reinterpret_cast<const B*>(rows[r].bytes.data());
+    for (const auto isa : test_data::cpu_paths()) {
+        CAPTURE(cpu::cpu_isa_name(isa));
+        CAPTURE(kernel_format_name(F));
+        CAPTURE(n);
+        const cpu::cpu_isa_scope path(isa);
+        float out[Rows];
+        cpu::find_int8_rows<B, Rows>()(ptrs, {xq.qs, xq.d, xq.sum}, nb, out);
+        for (int r = 0; r < Rows; ++r) {
+            double ref = 0, mag = 0;
+            for (std::uint64_t i = 0; i < n; ++i) {
+                const double xi = static_cast<double>(xq.d[i / 32]) * xq.qs[i];
+                ref += rows[r].values[i] * xi;
+                mag += std::fabs(rows[r].values[i] * xi);
+            }
+            // Each block's integer sum is exact; what remains is f32 rounding of its scale, its
+            // product and the running sum: a few ulps per block of the magnitudes summed.
+            CHECK(std::fabs(out[r] - ref) <= (3.0 * static_cast<double>(nb) + 8) * 0x1p-24 * mag);
         }
-        CHECK(std::fabs(fast[r] - ref) <= tolerance(n, mag));
-        CHECK(std::fabs(slow[r] - ref) <= tolerance(n, mag));
+    }
+}
+}  // namespace
+
+TEST_CASE("Q4_0 and Q8_0 rows times Q8_0-rounded activations on every path against a double reference") {
+    for (std::uint64_t n : {32, 96, 128, 256}) {  // odd and even block counts (the AVX-512 path pairs blocks)
+        check_int8_rows<kernel_format::q4_0, 3>(n);
+        check_int8_rows<kernel_format::q4_0, 8>(n);
+        check_int8_rows<kernel_format::q8_0, 1>(n);
+        check_int8_rows<kernel_format::q8_0, 8>(n);
+    }
+}
+
+TEST_CASE("Q8_0 weights of -128, which the AVX2 path's sign trick and VNNI's offset must both get right") {
+    // GGUF's quantizer writes -127..127, but a file may hold -128; activations are -127..127.
+    std::vector<blocks::q8_0> w(2);
+    cpu::rounded_blocks<2> xq;
+    for (int b = 0; b < 2; ++b) {
+        w[b].d = to_half(0.5f);
+        for (int j = 0; j < 32; ++j) {
+            w[b].qs[j] = static_cast<std::int8_t>(j % 2 ? -128 : 127);
+            xq.qs[b * 32 + j] = static_cast<std::int8_t>(j % 3 ? -127 : 127);
+        }
+        xq.d[b] = 0.25f;
+        xq.sum[b] = 0;
+        for (int j = 0; j < 32; ++j) xq.sum[b] += xq.qs[b * 32 + j];
+    }
+    double ref = 0;
+    for (int b = 0; b < 2; ++b)
+        for (int j = 0; j < 32; ++j) ref += 0.5 * 0.25 * w[b].qs[j] * xq.qs[b * 32 + j];
+    const blocks::q8_0* rows[1] = {w.data()};
+    for (const auto isa : test_data::cpu_paths()) {
+        CAPTURE(cpu::cpu_isa_name(isa));
+        const cpu::cpu_isa_scope path(isa);
+        float out = 0;
+        cpu::find_int8_rows<blocks::q8_0, 1>()(rows, {xq.qs, xq.d, xq.sum}, 2, &out);
+        CHECK(out == doctest::Approx(ref).epsilon(1e-6));
     }
 }
 
@@ -204,45 +248,50 @@ TEST_CASE("matrix products against a double reference") {
     for (auto [fmt, rows, cols] :
          {std::tuple{kernel_format::f32, 37, 172}, std::tuple{kernel_format::f16, 64, 172},
           std::tuple{kernel_format::bf16, 5, 33}, std::tuple{kernel_format::q8_0, 45, 96},
-          std::tuple{kernel_format::q4_0, 131, 256}, std::tuple{kernel_format::q4_0, 3, 2050 * 32},
-          std::tuple{kernel_format::q4_0, 5, 1024 * 32}}) {  // 3 tokens: passes of 2 and 1
-        for (std::uint64_t tokens : {1, 3}) {
-            CAPTURE(kernel_format_name(fmt));
-            const auto w = random_values(rows * cols, rows);
-            std::vector<std::uint8_t> stored(kernel_row_bytes(fmt, cols) * rows);
-            std::vector<double> wv(rows * cols);
-            for (int r = 0; r < rows; ++r) {
-                void* row = stored.data() + r * kernel_row_bytes(fmt, cols);
-                const float* src = w.data() + r * cols;
-                with_kernel_format(fmt, [&](auto k) {
-                    if constexpr (stores_rows(k())) {
-                        store_row<k()>(src, row, cols);
-                        for (int c = 0; c < cols; ++c) wv[r * cols + c] = load<k()>(row, c);
-                    }
-                });
-            }
-            const auto x = random_values(tokens * cols, 99);
-            // Q4_0 weights meet activations rounded to Q8_0 blocks: the reference rounds them too
-            // (the rounding itself is checked above against llama.cpp's files and its error bound).
-            std::vector<double> xr(x.begin(), x.end());
-            if (fmt == kernel_format::q4_0) {
-                const auto q = store<kernel_format::q8_0>(x);
-                xr = q.values;
-            }
-            std::vector<float> y(tokens * rows);
-            cpu::find_matmul(fmt)(cpu::weight_view{fmt, stored.data(), static_cast<std::uint64_t>(rows),
-                                                   static_cast<std::uint64_t>(cols)},
-                                  x.data(), y.data(), tokens, pool);
-            for (std::uint64_t t = 0; t < tokens; ++t)
+          std::tuple{kernel_format::q8_0, 9, 2049 * 32}, std::tuple{kernel_format::q4_0, 131, 256},
+          std::tuple{kernel_format::q4_0, 3, 2050 * 32},
+          std::tuple{kernel_format::q4_0, 5, 1023 * 32}}) {  // 3 tokens: passes of 2 and 1 (1024-block stride)
+        for (std::uint64_t tokens : {1, 3})
+            for (const auto isa : test_data::cpu_paths()) {
+                CAPTURE(kernel_format_name(fmt));
+                CAPTURE(cpu::cpu_isa_name(isa));
+                const cpu::cpu_isa_scope path(isa);
+                const auto w = random_values(rows * cols, rows);
+                std::vector<std::uint8_t> stored(kernel_row_bytes(fmt, cols) * rows);
+                std::vector<double> wv(rows * cols);
                 for (int r = 0; r < rows; ++r) {
-                    double ref = 0, mag = 0;
-                    for (int c = 0; c < cols; ++c) {
-                        ref += wv[r * cols + c] * xr[t * cols + c];
-                        mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
-                    }
-                    REQUIRE(std::fabs(y[t * rows + r] - ref) <= tolerance(cols, mag));
+                    void* row = stored.data() + r * kernel_row_bytes(fmt, cols);
+                    const float* src = w.data() + r * cols;
+                    with_kernel_format(fmt, [&](auto k) {
+                        if constexpr (stores_rows(k())) {
+                            store_row<k()>(src, row, cols);
+                            for (int c = 0; c < cols; ++c) wv[r * cols + c] = load<k()>(row, c);
+                        }
+                    });
                 }
-        }
+                const auto x = random_values(tokens * cols, 99);
+                // Q4_0 and Q8_0 weights meet activations rounded to Q8_0 blocks: the reference rounds
+                // them too (the rounding itself is checked above against llama.cpp's files and its
+                // error bound).
+                std::vector<double> xr(x.begin(), x.end());
+                if (fmt == kernel_format::q4_0 || fmt == kernel_format::q8_0) {
+                    const auto q = store<kernel_format::q8_0>(x);
+                    xr = q.values;
+                }
+                std::vector<float> y(tokens * rows);
+                cpu::find_matmul(fmt)(cpu::weight_view{fmt, stored.data(), static_cast<std::uint64_t>(rows),
+                                                       static_cast<std::uint64_t>(cols)},
+                                      x.data(), y.data(), tokens, pool);
+                for (std::uint64_t t = 0; t < tokens; ++t)
+                    for (int r = 0; r < rows; ++r) {
+                        double ref = 0, mag = 0;
+                        for (int c = 0; c < cols; ++c) {
+                            ref += wv[r * cols + c] * xr[t * cols + c];
+                            mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
+                        }
+                        REQUIRE(std::fabs(y[t * rows + r] - ref) <= tolerance(cols, mag));
+                    }
+            }
     }
 }
 

@@ -290,12 +290,13 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
 inline std::vector<std::vector<double>> reference_logits(const weights& w, const std::vector<std::int32_t>& tokens) {
     const auto& s = w.s;
     const std::uint64_t T = tokens.size(), E = s.embd, HD = s.head_dim, Q = s.heads * HD, KV = s.kv_heads * HD;
-    // Q4_0 weights meet activations rounded to Q8_0 blocks (W4A8, as the CPU kernel defines it).
-    const bool round_to_q8_0 = s.weights.id == format_id::q4_0;
+    // Q4_0 and Q8_0 weights meet activations rounded to Q8_0 blocks (W4A8 and W8A8, as the CPU
+    // kernels define them); f32 matrices (the router) meet them as they are.
+    const bool round_to_q8_0 = s.weights.id == format_id::q4_0 || s.weights.id == format_id::q8_0;
     auto matvec = [&](const std::vector<double>& m, const std::vector<double>& x_in, std::uint64_t rows,
-                      std::uint64_t cols) {
+                      std::uint64_t cols, bool stored_in_weights_format = true) {
         std::vector<double> x = x_in;
-        if (round_to_q8_0)
+        if (round_to_q8_0 && stored_in_weights_format)
             for (std::uint64_t b = 0; b < cols / 32; ++b) {
                 float block[32];
                 for (int j = 0; j < 32; ++j) block[j] = static_cast<float>(x[b * 32 + j]);
@@ -403,7 +404,7 @@ inline std::vector<std::vector<double>> reference_logits(const weights& w, const
             std::vector<double> d(E, 0.0);
             if (s.moe_layer(l)) {
                 // The router's softmax, its `used` largest, their weights renormalized or not.
-                auto p = matvec(b.router, n, s.experts, E);
+                auto p = matvec(b.router, n, s.experts, E, false);
                 const double m = *std::max_element(p.begin(), p.end());
                 double sum = 0;
                 for (auto& v : p) sum += (v = std::exp(v - m));

@@ -25,10 +25,29 @@
 #define VRAMPLAN_X86_SIMD 0
 #endif
 
-// The instruction set the x86-64 SIMD paths are compiled for; the kernels that use it are called
-// only after a run-time check that the CPU has it (AVX2, FMA and F16C).
+// The instruction sets the x86-64 SIMD paths are compiled for; a kernel compiled for one is called
+// only after kernels/cpu/isa.hpp has found it on the processor: AVX2 with FMA and F16C; AVX-512
+// (F, BW, VL, DQ, as Skylake-X and Zen 4 have it); and AVX-512 with VNNI's byte dot products.
 #if VRAMPLAN_X86_SIMD
 #define VRAMPLAN_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define VRAMPLAN_TARGET_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")))
+#define VRAMPLAN_TARGET_AVX512_VNNI \
+    __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 #else
 #define VRAMPLAN_TARGET_AVX2
+#define VRAMPLAN_TARGET_AVX512
+#define VRAMPLAN_TARGET_AVX512_VNNI
+#endif
+
+// GCC 12's AVX-512 intrinsics start from deliberately undefined registers (`__Y = __Y`), and once
+// inlined into a kernel -Wuninitialized reports them against the compiler's own header (GCC bug
+// 105593, fixed in GCC 13). The AVX-512 kernels are wrapped in these two to keep builds clean.
+#if defined(__GNUC__) && !defined(__clang__)
+#define VRAMPLAN_AVX512_WARNINGS_OFF                                                     \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
+        _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define VRAMPLAN_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
+#else
+#define VRAMPLAN_AVX512_WARNINGS_OFF
+#define VRAMPLAN_AVX512_WARNINGS_ON
 #endif

@@ -14,21 +14,11 @@
 
 namespace vramplan::kernels::cpu {
 
-struct rounded_queries {
-    static constexpr std::uint64_t capacity = 8192;
-    alignas(32) std::int8_t qs[capacity];
-    float d[capacity / blocks::qk];
-    std::int32_t sum[capacity / blocks::qk];
+struct rounded_queries : rounded_blocks<256> {
+    static constexpr std::uint64_t capacity = 256 * blocks::qk;
 
     // Rounds q[0..n), n a multiple of 32 and at most capacity.
-    void round(const float* q, std::uint64_t n) {
-        for (std::uint64_t b = 0; b < n / blocks::qk; ++b) {
-            blocks::q8_0 block;
-            sum[b] = quantize_block_q8_0(q + b * blocks::qk, block);
-            for (int j = 0; j < blocks::qk; ++j) qs[b * blocks::qk + j] = block.qs[j];
-            d[b] = to_float(block.d);
-        }
-    }
+    void round(const float* q, std::uint64_t n) { rounded_blocks::round(q, 0, n / blocks::qk); }
 };
 
 // The queries one work item stages: f16 ones widened, and all of them rounded when the cache asks.

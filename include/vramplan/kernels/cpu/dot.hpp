@@ -1,13 +1,14 @@
 // Dot products of a stored row (f32, f16, bf16, Q8_0, Q4_0) with f32 values, accumulated in f32
-// (the inner loop of matrix products), Q4_0 rows against Q8_0-rounded activations, and rows
-// dequantized to floats (attention's general path). AVX2/FMA/F16C versions are chosen at run time
-// when the processor has them; the portable versions use the shared block math.
+// (the inner loop of float matrix products; Q4_0 and Q8_0 products round the activations instead,
+// int8_dot.hpp), and rows dequantized to floats (attention's general path). AVX2/FMA/F16C versions are chosen at run
+// time when the processor has them; the portable versions use the shared block math.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 
 #include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/cpu/isa.hpp"
 
 #include "vramplan/config.hpp"
 #if VRAMPLAN_X86_SIMD
@@ -25,12 +26,6 @@ inline float dot_portable(const void* row, const float* x, std::uint64_t n) {
 }
 
 #if VRAMPLAN_X86_SIMD
-inline bool has_avx2() {
-    // Every processor with AVX2 and FMA also has F16C (Haswell, Zen); clang cannot query F16C here.
-    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return yes;
-}
-
 namespace simd {
 // fp16 scale to float in one instruction (the portable conversion branches).
 VRAMPLAN_TARGET_AVX2 inline float scale(half_bits h) { return _cvtsh_ss(h.bits); }
@@ -155,52 +150,7 @@ VRAMPLAN_TARGET_AVX2 inline __m256i q4_0_nibbles(const blocks::q4_0& w) {
                             _mm256_set1_epi8(0x0f));
 }
 
-// 32 unsigned nibbles of a Q4_0 block (element order) times 32 signed bytes, as 8 partial sums.
-VRAMPLAN_TARGET_AVX2 inline __m256 q4_0_products(const blocks::q4_0& w, __m256i x) {
-    return _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(q4_0_nibbles(w), x), _mm256_set1_epi16(1)));
-}
-
-// The scales of block b of rows R... (up to eight) as one vector, lane r for row r.
-template <std::size_t... R>
-VRAMPLAN_TARGET_AVX2 inline __m256 q4_0_scales(const blocks::q4_0* const* w, std::uint64_t b,
-                                               std::index_sequence<R...>) {
-    __m128i h = _mm_setzero_si128();
-    ((h = _mm_insert_epi16(h, w[R][b].d.bits, static_cast<int>(R))), ...);
-    return _mm256_cvtph_ps(h);
-}
-
-// Rows Q4_0 rows times a vector already rounded to Q8_0 blocks (what llama.cpp's CPU backend does
-// for Q4_0 weights): whole blocks multiply in integers, 32 products per vpmaddubsw, which is what
-// lets the kernel keep up with memory. The nibbles stay unsigned (0..15) so vpmaddubsw can take
-// them as its unsigned operand; the -8 offset comes back through the blocks' sums:
-// sum (q - 8) x = sum q x - 8 sum x, with xsum[b] = d_x * sum of block b's integers.
-// The rows' scales of a block are converted, multiplied by the activation's scale and applied to
-// the offset's correction as one vector for all rows: done row by row, that scalar work was a
-// third of the instructions, and the kernel is compute-bound on a core (about 8 GB/s of weights).
-template <int Rows>
-VRAMPLAN_TARGET_AVX2 inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq,
-                                                    const float* xsum, std::uint64_t nblocks, float* out) {
-    static_assert(Rows >= 1 && Rows <= 8, "one vector holds the scales of at most eight rows");
-    __m256 acc[Rows];
-    __m256 corr = _mm256_setzero_ps();
-    for (int r = 0; r < Rows; ++r) acc[r] = _mm256_setzero_ps();
-    for (std::uint64_t b = 0; b < nblocks; ++b) {
-        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[b].qs));
-        const __m256 dw = q4_0_scales(w, b, std::make_index_sequence<Rows>{});
-        corr = _mm256_fmadd_ps(dw, _mm256_set1_ps(xsum[b]), corr);
-        alignas(32) float d[8];
-        _mm256_store_ps(d, _mm256_mul_ps(dw, _mm256_set1_ps(scale(xq[b].d))));
-        for (int r = 0; r < Rows; ++r)
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d[r]), q4_0_products(w[r][b], x), acc[r]);
-    }
-    alignas(32) float c[8];
-    _mm256_store_ps(c, corr);
-    for (int r = 0; r < Rows; ++r) out[r] = hsum(acc[r]) - 8.0f * c[r];
-}
-
 }  // namespace simd
-#else
-inline bool has_avx2() { return false; }
 #endif
 
 // The formats decoded block by block into floats before they meet x: the K-quants and the
@@ -243,30 +193,6 @@ inline float dot(const void* row, const float* x, std::uint64_t n) {
     }
 #endif
     return dot_portable<F>(row, x, n);
-}
-
-// Rows Q4_0 rows times a vector rounded to Q8_0 blocks (xsum[b]: d_x times block b's integer sum,
-// used by the AVX2 path); the portable path multiplies block by block in integers the same way.
-template <int Rows>
-inline void dot_rows_q4_0_q8_0_portable(const blocks::q4_0* const* w, const blocks::q8_0* xq, std::uint64_t nblocks,
-                                        float* out) {
-    for (int r = 0; r < Rows; ++r) {
-        out[r] = 0.0f;
-        for (std::uint64_t b = 0; b < nblocks; ++b) {
-            int sum = 0;
-            for (int j = 0; j < 32; ++j) sum += quant_value(w[r][b], j) * xq[b].qs[j];
-            out[r] += to_float(w[r][b].d) * to_float(xq[b].d) * static_cast<float>(sum);
-        }
-    }
-}
-template <int Rows>
-inline void dot_rows_q4_0_q8_0(const blocks::q4_0* const* w, const blocks::q8_0* xq, const float* xsum,
-                               std::uint64_t nblocks, float* out) {
-#if VRAMPLAN_X86_SIMD
-    if (has_avx2()) return simd::dot_rows_q4_0_q8_0<Rows>(w, xq, xsum, nblocks, out);
-#endif
-    (void)xsum;
-    dot_rows_q4_0_q8_0_portable<Rows>(w, xq, nblocks, out);
 }
 
 // Elements [start, start + n) of a row as floats.

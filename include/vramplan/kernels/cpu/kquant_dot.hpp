@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "vramplan/config.hpp"
 #include "vramplan/kernels/block_math.hpp"
@@ -55,19 +56,42 @@ VRAMPLAN_TARGET_AVX2 inline __m256i pair_sums(const blocks::q8_k& y) {
     return _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums)), _mm256_set1_epi16(1));
 }
 
-// Q4_K and Q5_K (low nibbles, plus a 5th bit from qh for Q5_K) against Q8_K.
+// The eight 6-bit scales and eight 6-bit minimums of a Q4_K/Q5_K block (12 bytes, packed as
+// scale_min_k4 reads them one at a time) as two runs of eight bytes, with 32-bit word operations:
+// with words a, b, c (bytes 0-3, 4-7, 8-11), sub-blocks 0-3 are a's and b's low 6 bits; 4-7 take
+// their low 4 bits from c's nibbles and their top 2 from a's (scales) and b's (minimums) top bits.
+struct k4_scales {
+    std::uint64_t scales, mins;
+};
+inline k4_scales unpack_k4_scales(const std::uint8_t* s) {
+    std::uint32_t a, b, c;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + 4, 4);
+    std::memcpy(&c, s + 8, 4);
+    const std::uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x30303030;
+    const std::uint32_t scales_hi = (c & low4) | ((a >> 2) & top2), mins_hi = ((c >> 4) & low4) | ((b >> 2) & top2);
+    return {(a & low6) | (std::uint64_t{scales_hi} << 32), (b & low6) | (std::uint64_t{mins_hi} << 32)};
+}
+
+// Q4_K and Q5_K (low nibbles, plus a 5th bit from qh for Q5_K) against Q8_K. The minimums meet
+// the activations' 16-value sums in one vpmaddwd (each minimum repeated for its two sums); each
+// sub-block's scale is spread over its 32 products by a byte shuffle of the scales vector.
 template <bool FifthBit, class B>
 VRAMPLAN_TARGET_AVX2 inline float dot_q45_k_q8_k(const B* w, const blocks::q8_k* y, std::uint64_t nblocks) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     __m256 acc = _mm256_setzero_ps();
-    float minimums = 0.0f;
+    __m256 minimums = _mm256_setzero_ps();
     for (std::uint64_t b = 0; b < nblocks; ++b) {
-        int scale[8], min[8];
-        for (int s = 0; s < 8; ++s) kernels::detail::scale_min_k4(w[b].scales, s, scale[s], min[s]);
-        // The minimums meet the activation sums: sum_s min_s * (sum of that sub-block's 32 q).
-        const __m256i mins = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(min));
-        const int min_dot = hsum_i32(_mm256_mullo_epi32(mins, pair_sums(y[b])));
-        minimums += to_float(w[b].dmin) * y[b].d * static_cast<float>(min_dot);
+        const k4_scales sm = unpack_k4_scales(w[b].scales);
+        const __m128i mins8 = _mm_cvtsi64_si128(static_cast<long long>(sm.mins));
+        const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8));
+        const __m256i min_dot =
+            _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].bsums)));
+        const float dmin = to_float(w[b].dmin) * y[b].d;
+        minimums = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(min_dot), minimums);
+        // Scales as 16-bit values in both 128-bit halves; shuffle k repeats scale k.
+        const __m256i scales =
+            _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sm.scales))));
         __m256i sums = _mm256_setzero_si256();
         __m256i high = _mm256_setzero_si256();
         if constexpr (FifthBit) high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qh));
@@ -83,16 +107,18 @@ VRAMPLAN_TARGET_AVX2 inline float dot_q45_k_q8_k(const B* w, const blocks::q8_k*
             }
             const __m256i y_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs + 64 * g));
             const __m256i y_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs + 64 * g + 32));
+            const __m256i s_lo =
+                _mm256_shuffle_epi8(scales, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * 2 * g)));
+            const __m256i s_hi =
+                _mm256_shuffle_epi8(scales, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * g + 1))));
             // Unsigned weights times signed activations in pairs (at most 31 * 127 * 2: no overflow).
-            const __m256i p_lo =
-                _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y_lo), _mm256_set1_epi16(static_cast<short>(scale[2 * g])));
-            const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y_hi),
-                                                   _mm256_set1_epi16(static_cast<short>(scale[2 * g + 1])));
+            const __m256i p_lo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y_lo), s_lo);
+            const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y_hi), s_hi);
             sums = _mm256_add_epi32(sums, _mm256_add_epi32(p_lo, p_hi));
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(to_float(w[b].d) * y[b].d), _mm256_cvtepi32_ps(sums), acc);
     }
-    return hsum(acc) - minimums;
+    return hsum(acc) - hsum(minimums);
 }
 
 // Q6_K against Q8_K: the 6-bit values unsigned (0..63) times the activations, less 32 times the

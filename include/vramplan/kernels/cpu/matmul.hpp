@@ -1,7 +1,7 @@
 // Matrix products with stored weights and f32 activations, f32 accumulation: Y[t][r] = sum_c
 // W[r][c] X[t][c]. On the GPU the activations are f16 (W8A16, W4A16); here they are f32, except
-// that Q4_0 weights meet activations rounded to Q8_0 (W4A8) and K-quant weights activations
-// rounded to Q8_K (kquant_dot.hpp), both multiplied in integers.
+// that Q4_0 and Q8_0 weights meet activations rounded to Q8_0 (W4A8, W8A8: int8_dot.hpp) and
+// K-quant weights activations rounded to Q8_K (kquant_dot.hpp), all multiplied in integers.
 // Rows of W are split across threads; each weight row is read once per call whatever the number
 // of tokens, which is what makes decode (one token) bandwidth-bound rather than compute-bound.
 #pragma once
@@ -10,6 +10,8 @@
 #include <cstdint>
 
 #include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/float_rows.hpp"
+#include "vramplan/kernels/cpu/int8_dot.hpp"
 #include "vramplan/kernels/cpu/kquant_dot.hpp"
 #include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
@@ -27,39 +29,40 @@ struct weight_view {
 };
 
 namespace detail {
-// Q4_0 weights multiply activations rounded to Q8_0 blocks, on every path, so results do not
-// depend on the processor: the integer products are what let the AVX2 path keep up with memory
-// (W4A8, as llama.cpp's CPU backend). Each thread rounds up to 2048 blocks of x on its stack (no
-// allocation): a slice of the columns for as many tokens as fit, so that a prefill multiplies each
-// group of weight rows with many tokens while the rows are in cache, instead of streaming the whole
-// matrix from memory once per token.
-inline void q4_0_matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
+// Q4_0 and Q8_0 weights multiply activations rounded to Q8_0 blocks, on every path (int8_dot.hpp).
+// Each thread rounds up to 2048 blocks of x on its stack (no allocation): a slice of the columns
+// for as many tokens as fit, so that a prefill multiplies each group of weight rows with many
+// tokens while the rows are in cache, instead of streaming the whole matrix from memory once per
+// token. Each token's blocks start at an even block (the AVX-512 path loads two at a time, aligned),
+// an odd count padded with a zero block.
+template <class Block>
+void int8_matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
     constexpr std::uint64_t stack_blocks = 2048;
-    constexpr std::uint64_t group = 8;  // rows per pass: eight weight streams share each block of x
-    const std::uint64_t nblocks = w.cols / 32;
+    constexpr int group = 8;  // rows per pass: eight weight streams share each block of x
+    const std::uint64_t nblocks = w.cols / blocks::qk;
     const std::uint64_t slice = std::min(nblocks, stack_blocks);  // columns (in blocks) per pass
-    const std::uint64_t tokens_per_pass = std::max<std::uint64_t>(1, stack_blocks / std::max<std::uint64_t>(slice, 1));
+    const std::uint64_t stride = slice + slice % 2;               // blocks per token in the buffer
+    const std::uint64_t tokens_per_pass = std::max<std::uint64_t>(1, stack_blocks / std::max<std::uint64_t>(stride, 1));
+    const int8_rows_fn<Block, group> rows_fn = find_int8_rows<Block, group>();
     pool.parallel_for((w.rows + group - 1) / group, [&](std::uint64_t begin, std::uint64_t end) {
-        blocks::q8_0 xq[stack_blocks];
-        float xsum[stack_blocks];
+        rounded_blocks<stack_blocks> xq;
         for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
             const std::uint64_t nb = std::min(slice, nblocks - b0);
             for (std::uint64_t t0 = 0; t0 < tokens; t0 += tokens_per_pass) {
                 const std::uint64_t nt = std::min(tokens_per_pass, tokens - t0);
-                for (std::uint64_t t = 0; t < nt; ++t)
-                    for (std::uint64_t b = 0; b < nb; ++b) {
-                        blocks::q8_0& q = xq[t * nb + b];
-                        const std::int32_t sum = quantize_block_q8_0(x + (t0 + t) * w.cols + (b0 + b) * 32, q);
-                        xsum[t * nb + b] = to_float(q.d) * static_cast<float>(sum);
-                    }
+                for (std::uint64_t t = 0; t < nt; ++t) {
+                    xq.round(x + (t0 + t) * w.cols + b0 * blocks::qk, t * stride, nb);
+                    if (nb % 2) xq.clear(t * stride + nb);
+                }
                 for (std::uint64_t g = begin; g < end; ++g) {
                     // The last group repeats its last row where the matrix runs out.
-                    const blocks::q4_0* rows[group];
+                    const Block* rows[group];
                     for (std::uint64_t i = 0; i < group; ++i)
-                        rows[i] = static_cast<const blocks::q4_0*>(w.row(std::min(group * g + i, w.rows - 1))) + b0;
+                        rows[i] = static_cast<const Block*>(w.row(std::min(group * g + i, w.rows - 1))) + b0;
                     for (std::uint64_t t = 0; t < nt; ++t) {
                         float part[group];
-                        dot_rows_q4_0_q8_0<group>(rows, xq + t * nb, xsum + t * nb, nb, part);
+                        rows_fn(rows, {xq.qs + t * stride * blocks::qk, xq.d + t * stride, xq.sum + t * stride}, nb,
+                                part);
                         float* out = y + (t0 + t) * w.rows;
                         for (std::uint64_t i = 0; i < group && group * g + i < w.rows; ++i)
                             out[group * g + i] = b0 == 0 ? part[i] : out[group * g + i] + part[i];
@@ -71,10 +74,33 @@ inline void q4_0_matmul(const weight_view& w, const float* x, float* y, std::uin
 }
 }  // namespace detail
 
+namespace detail {
+// f32, f16 and bf16 weights: groups of float_rows rows against each token (float_rows.hpp).
+template <kernel_format F>
+void float_matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
+    const float_rows_fn rows_fn = find_float_rows<F>();
+    pool.parallel_for((w.rows + float_rows - 1) / float_rows, [&](std::uint64_t begin, std::uint64_t end) {
+        for (std::uint64_t g = begin; g < end; ++g) {
+            // The last group repeats its last row where the matrix runs out.
+            const void* rows[float_rows];
+            for (std::uint64_t i = 0; i < float_rows; ++i) rows[i] = w.row(std::min(float_rows * g + i, w.rows - 1));
+            for (std::uint64_t t = 0; t < tokens; ++t) {
+                float part[float_rows];
+                rows_fn(rows, x + t * w.cols, w.cols, part);
+                for (std::uint64_t i = 0; i < float_rows && float_rows * g + i < w.rows; ++i)
+                    y[t * w.rows + float_rows * g + i] = part[i];
+            }
+        }
+    });
+}
+}  // namespace detail
+
 template <kernel_format F>
 void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
-    if constexpr (F == kernel_format::q4_0) return detail::q4_0_matmul(w, x, y, tokens, pool);
+    if constexpr (F == kernel_format::q4_0) return detail::int8_matmul<blocks::q4_0>(w, x, y, tokens, pool);
+    if constexpr (F == kernel_format::q8_0) return detail::int8_matmul<blocks::q8_0>(w, x, y, tokens, pool);
     if constexpr (is_k_quant(F)) return kquant_matmul<F>(w.data, w.rows, w.cols, x, y, tokens, pool);
+    if constexpr (widens_to_floats<F>) return detail::float_matmul<F>(w, x, y, tokens, pool);
     pool.parallel_for(w.rows, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t r = begin; r < end; ++r) {
             const void* row = w.row(r);

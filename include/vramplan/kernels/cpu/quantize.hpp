@@ -29,7 +29,8 @@ namespace simd {
 // as there, because vmaxps returns its second operand when either is NaN), the same scalar scale
 // and inverse, the same product, and roundf's halves away from zero as trunc(v) plus a step of 1
 // where v - trunc(v) reaches +-0.5 (that difference is exact).
-VRAMPLAN_TARGET_AVX2 inline std::int32_t quantize_block_q8_0(const float* x, blocks::q8_0& b) {
+// The integers go to qs[0..32) and the scale to d, so callers can keep them apart.
+VRAMPLAN_TARGET_AVX2 inline std::int32_t quantize_q8_0(const float* x, std::int8_t* qs, half_bits& d_out) {
     const __m256 sign = _mm256_set1_ps(-0.0f);
     __m256 v[4];
     __m256 m = _mm256_setzero_ps();
@@ -42,7 +43,7 @@ VRAMPLAN_TARGET_AVX2 inline std::int32_t quantize_block_q8_0(const float* x, blo
     m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
     const float d = _mm256_cvtss_f32(m) / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    b.d = to_half(d);
+    d_out = to_half(d);
     const __m256 scale = _mm256_set1_ps(id), one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f),
                  minus_half = _mm256_set1_ps(-0.5f);
     __m256i q[4];
@@ -57,7 +58,7 @@ VRAMPLAN_TARGET_AVX2 inline std::int32_t quantize_block_q8_0(const float* x, blo
     // Packing interleaves the 128-bit lanes: bytes come out as 4-value runs of q0 q1 q2 q3 (low
     // halves), then the high halves; the permute puts the runs back in element order.
     const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b.qs),
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs),
                         _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
     const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
     __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
@@ -72,10 +73,38 @@ VRAMPLAN_TARGET_AVX2 inline std::int32_t quantize_block_q8_0(const float* x, blo
 // Rounds x[0..32) into b exactly as quantize_block and returns the sum of b's integers.
 inline std::int32_t quantize_block_q8_0(const float* x, blocks::q8_0& b) {
 #if VRAMPLAN_X86_SIMD
-    if (has_avx2()) return simd::quantize_block_q8_0(x, b);
+    if (has_avx2()) return simd::quantize_q8_0(x, b.qs, b.d);
 #endif
     return quantize_block_q8_0_portable(x, b);
 }
+
+// Values rounded to Q8_0 blocks and kept apart: the integers (32 per block, contiguous, so that
+// kernels load several blocks in one vector), each block's scale as f32, and the sum of each
+// block's integers (for weights stored with an offset: sum (q - o) x = sum q x - o sum x). The
+// activations of Q4_0 and Q8_0 matrix products and the queries of attention over a quantized
+// cache are held this way, on the stack of the thread that uses them.
+template <std::uint64_t Blocks>
+struct rounded_blocks {
+    alignas(64) std::int8_t qs[Blocks * blocks::qk];
+    float d[Blocks];
+    std::int32_t sum[Blocks];
+
+    // Rounds x's first n blocks into blocks [at, at + n).
+    void round(const float* x, std::uint64_t at, std::uint64_t n) {
+        for (std::uint64_t b = 0; b < n; ++b) {
+            blocks::q8_0 block;
+            sum[at + b] = quantize_block_q8_0(x + b * blocks::qk, block);
+            for (int j = 0; j < blocks::qk; ++j) qs[(at + b) * blocks::qk + j] = block.qs[j];
+            d[at + b] = to_float(block.d);
+        }
+    }
+    // Block `at` as zeros: a product with it adds nothing (kernels pad an odd count with it).
+    void clear(std::uint64_t at) {
+        for (int j = 0; j < blocks::qk; ++j) qs[at * blocks::qk + j] = 0;
+        d[at] = 0.0f;
+        sum[at] = 0;
+    }
+};
 
 // store_row<F> for the CPU: Q8_0 rows through the vector quantizer, other formats as block_math
 // stores them.

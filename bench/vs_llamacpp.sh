@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Decode and prefill tokens/s of vramplan's `generate` and of llama.cpp on the same GGUF files,
+# the two engines in turn, several times, same prompt length and thread count; prints each
+# engine's median and vramplan's ratio to it. A measuring instrument, never run by CI.
+#
+#   LLAMACPP_BIN=/path/to/llama.cpp/build/bin bench/vs_llamacpp.sh
+#
+# LLAMACPP_BIN: the folder holding llama-bench from a CPU build of llama.cpp (built by hand under
+#   build/peer/, e.g. cmake -DGGML_NATIVE=ON -DLLAMA_CURL=OFF; see bench/REPORT.md). Its own
+#   timings are the yardstick: llama-bench's pp (prompt) and tg (generation) tokens/s.
+# NODE_PEER=1: also install node-llama-cpp (pinned 3.21.1) under build/peer/node and time its
+#   prompt evaluation with the CPU backend it picks for this processor (its decode loop runs in
+#   JavaScript, so only its prefill is reported).
+# FORMATS (q4_0 q8_0), THREADS (2), RUNS (3), PROMPT (512 tokens), GEN (128 tokens),
+# BUILD (build-bench: a Release build with benchmarks and examples), MODELS (build/peer/models).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+: "${LLAMACPP_BIN:?set LLAMACPP_BIN to the folder holding llama-bench (a CPU build of llama.cpp)}"
+FORMATS=${FORMATS:-"q4_0 q8_0"}
+THREADS=${THREADS:-2}
+RUNS=${RUNS:-3}
+PROMPT=${PROMPT:-512}
+GEN=${GEN:-128}
+BUILD=${BUILD:-build-bench}
+MODELS=${MODELS:-build/peer/models}
+NODE_PEER=${NODE_PEER:-0}
+
+[[ -x "$LLAMACPP_BIN/llama-bench" ]] || { echo "no llama-bench in $LLAMACPP_BIN" >&2; exit 2; }
+if [[ ! -x "$BUILD/examples/generate" || ! -x "$BUILD/bench/vramplan_bench_model" ]]; then
+    cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVRAMPLAN_ENABLE_CUDA=OFF \
+        -DVRAMPLAN_BUILD_TESTS=OFF -DVRAMPLAN_BUILD_BENCHMARKS=ON -DVRAMPLAN_BUILD_EXAMPLES=ON >/dev/null
+    cmake --build "$BUILD" --target generate vramplan_bench_model
+fi
+mkdir -p "$MODELS"
+
+if [[ "$NODE_PEER" == 1 && ! -d build/peer/node/node_modules/node-llama-cpp ]]; then
+    mkdir -p build/peer/node
+    (cd build/peer/node && npm init -y >/dev/null && npm i -E node-llama-cpp@3.21.1 >/dev/null)
+fi
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+# PROMPT - 1 tokens of "t7" (one vocabulary entry each) after the BOS generate adds.
+prompt=$(printf 't7%.0s' $(seq 2 "$PROMPT"))
+
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); threads $THREADS; runs $RUNS;" \
+    "prompt $PROMPT tokens, $GEN generated"
+echo "vramplan $(git rev-parse --short HEAD); llama.cpp $("$LLAMACPP_BIN/llama-bench" --help >/dev/null 2>&1 &&
+    "$LLAMACPP_BIN/llama-bench" -m /dev/null 2>&1 | grep -o 'build: [^ ]* ([0-9]*)' | head -1 || true)"
+printf '%-6s %-22s %12s %12s\n' format engine prefill_t/s decode_t/s
+for f in $FORMATS; do
+    model="$MODELS/bench-$f.gguf"
+    [[ -f "$model" ]] || "$BUILD/bench/vramplan_bench_model" "$model" "$f" >/dev/null
+    : >"$MODELS/.v_pp" && : >"$MODELS/.v_tg" && : >"$MODELS/.l_pp" && : >"$MODELS/.l_tg" && : >"$MODELS/.n_pp"
+    for _ in $(seq "$RUNS"); do
+        out=$("$BUILD/examples/generate" -m "$model" -p "$prompt" -n "$GEN" -t "$THREADS" --temp 0 2>/dev/null)
+        sed -n 's/^prefill: .*(\([0-9.]*\) tokens\/s).*/\1/p' <<<"$out" >>"$MODELS/.v_pp"
+        sed -n 's/^decode: .*(\([0-9.]*\) tokens\/s).*/\1/p' <<<"$out" >>"$MODELS/.v_tg"
+        csv=$("$LLAMACPP_BIN/llama-bench" -m "$model" -p "$PROMPT" -n "$GEN" -t "$THREADS" -r 1 -o csv 2>/dev/null)
+        # Columns n_prompt, n_gen and avg_ts, found by name in the header.
+        awk -F, -v want=pp 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next}
+            {gsub(/"/, ""); if ((want == "pp") == ($c["n_gen"] == 0)) print $c["avg_ts"]}' <<<"$csv" >>"$MODELS/.l_pp"
+        awk -F, -v want=tg 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next}
+            {gsub(/"/, ""); if ((want == "pp") == ($c["n_gen"] == 0)) print $c["avg_ts"]}' <<<"$csv" >>"$MODELS/.l_tg"
+        if [[ "$NODE_PEER" == 1 ]]; then
+            node bench/node_prefill.mjs "$model" "$PROMPT" "$THREADS" >>"$MODELS/.n_pp"
+        fi
+    done
+    vpp=$(median <"$MODELS/.v_pp") vtg=$(median <"$MODELS/.v_tg")
+    lpp=$(median <"$MODELS/.l_pp") ltg=$(median <"$MODELS/.l_tg")
+    printf '%-6s %-22s %12.1f %12.1f\n' "$f" vramplan "$vpp" "$vtg" "$f" llama.cpp "$lpp" "$ltg"
+    if [[ "$NODE_PEER" == 1 ]]; then
+        npp=$(median <"$MODELS/.n_pp")
+        printf '%-6s %-22s %12.1f %12s\n' "$f" node-llama-cpp-3.21.1 "$npp" -
+        printf '%-6s %-22s %12.2f %12s\n' "$f" "ratio vs node" "$(awk -v a="$vpp" -v b="$npp" 'BEGIN {print a / b}')" -
+    fi
+    printf '%-6s %-22s %12.2f %12.2f\n' "$f" "ratio vs llama.cpp" \
+        "$(awk -v a="$vpp" -v b="$lpp" 'BEGIN {print a / b}')" "$(awk -v a="$vtg" -v b="$ltg" 'BEGIN {print a / b}')"
+done
+rm -f "$MODELS"/.v_pp "$MODELS"/.v_tg "$MODELS"/.l_pp "$MODELS"/.l_tg "$MODELS"/.n_pp
