@@ -1,6 +1,6 @@
 // Writes a Llama GGUF file of random weights for speed comparisons (bench/vs_llamacpp.sh): the
 // project's test model (tests/test_model.hpp) at a real model's shape, with a vocabulary of
-// "t0".."tN".
+// "t0".."tN" and SentencePiece's 256 byte fallbacks (so any prompt tokenizes).
 //   vramplan_bench_model OUT.gguf FORMAT [layers] [embd] [ff] [vocab]
 // FORMAT: f16, q8_0 or q4_0. Defaults: 12 layers of 2048, feed-forward 5632, vocabulary 32000
 // (TinyLlama's widths with 12 layers: 0.34 GB in Q4_0, 0.64 GB in Q8_0).
@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     s.heads = s.embd / s.head_dim;
     s.kv_heads = s.heads / 8 ? s.heads / 8 : 1;
     s.context_length = 4096;
+    s.byte_tokens = true;
     test_model::write(argv[1], s);
     std::printf("%s: llama, %llu layers of %llu, ff %llu, vocabulary %llu, %s\n", argv[1],
                 static_cast<unsigned long long>(s.layers), static_cast<unsigned long long>(s.embd),

@@ -41,17 +41,23 @@ fi
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-# PROMPT - 1 tokens of "t7" (one vocabulary entry each) after the BOS generate adds.
-prompt=$(printf 't7%.0s' $(seq 2 "$PROMPT"))
+# PROMPT tokens in all: the BOS generate adds, SentencePiece's leading space as its three UTF-8
+# byte tokens, and one byte token per letter (bench_model's vocabulary has no merges to make).
+prompt=$(printf 'a%.0s' $(seq 5 "$PROMPT"))
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); threads $THREADS; runs $RUNS;" \
     "prompt $PROMPT tokens, $GEN generated"
-echo "vramplan $(git rev-parse --short HEAD); llama.cpp $("$LLAMACPP_BIN/llama-bench" --help >/dev/null 2>&1 &&
-    "$LLAMACPP_BIN/llama-bench" -m /dev/null 2>&1 | grep -o 'build: [^ ]* ([0-9]*)' | head -1 || true)"
+for f in $FORMATS; do
+    [[ -f "$MODELS/bench-$f.gguf" ]] || "$BUILD/bench/vramplan_bench_model" "$MODELS/bench-$f.gguf" "$f" >/dev/null
+done
+commit=$(git rev-parse --short HEAD)
+git diff --quiet HEAD -- include bench examples || commit="$commit with uncommitted changes"
+peer=$("$LLAMACPP_BIN/llama-bench" -m "$MODELS/bench-$(set -- $FORMATS; echo "$1").gguf" -p 0 -n 1 -r 1 -t "$THREADS" \
+    -o csv 2>/dev/null | awk -F, 'NR == 2 {gsub(/"/, ""); print "build " $2 " (" $1 ")"}' || true)
+echo "vramplan $commit; llama.cpp ${peer:-(version not read)}"
 printf '%-6s %-22s %12s %12s\n' format engine prefill_t/s decode_t/s
 for f in $FORMATS; do
     model="$MODELS/bench-$f.gguf"
-    [[ -f "$model" ]] || "$BUILD/bench/vramplan_bench_model" "$model" "$f" >/dev/null
     : >"$MODELS/.v_pp" && : >"$MODELS/.v_tg" && : >"$MODELS/.l_pp" && : >"$MODELS/.l_tg" && : >"$MODELS/.n_pp"
     for _ in $(seq "$RUNS"); do
         out=$("$BUILD/examples/generate" -m "$model" -p "$prompt" -n "$GEN" -t "$THREADS" --temp 0 2>/dev/null)

@@ -191,7 +191,8 @@ void check_int8_rows(std::uint64_t n) {
         CAPTURE(n);
         const cpu::cpu_isa_scope path(isa);
         float out[Rows];
-        cpu::find_int8_rows<B, Rows>()(ptrs, {xq.qs, xq.d, xq.sum}, nb, out);
+        cpu::paced_prefetch none;
+        cpu::find_int8_rows<B, Rows>()(ptrs, {xq.qs, xq.d, xq.sum}, nb, out, none);
         for (int r = 0; r < Rows; ++r) {
             double ref = 0, mag = 0;
             for (std::uint64_t i = 0; i < n; ++i) {
@@ -238,7 +239,8 @@ TEST_CASE("Q8_0 weights of -128, which the AVX2 path's sign trick and VNNI's off
         CAPTURE(cpu::cpu_isa_name(isa));
         const cpu::cpu_isa_scope path(isa);
         float out = 0;
-        cpu::find_int8_rows<blocks::q8_0, 1>()(rows, {xq.qs, xq.d, xq.sum}, 2, &out);
+        cpu::paced_prefetch none;
+        cpu::find_int8_rows<blocks::q8_0, 1>()(rows, {xq.qs, xq.d, xq.sum}, 2, &out, none);
         CHECK(out == doctest::Approx(ref).epsilon(1e-6));
     }
 }

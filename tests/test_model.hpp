@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,7 @@ struct spec {
     std::uint64_t sliding_window = 0;  // written as attention.sliding_window when not 0 (every layer slides)
     bool rope_freqs = false;           // Llama 3.1's rope_freqs.weight: divisors 1 to 8 across the pairs
     std::string stray_tensor;          // when not empty, a 4-value f32 tensor of that name no llama model has
+    bool byte_tokens = false;  // tokens 3..258 are SentencePiece's byte fallbacks "<0x00>".."<0xFF>"
     std::string rope_scaling;          // when not empty, llama.rope.scaling.type (with .factor)
     float rope_scaling_factor = 1.0f;
     bool legacy_linear_key = false;  // linear scaling written as older files do: rope.scale_linear alone
@@ -144,6 +146,12 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
     std::vector<std::string> tokens;
     for (std::uint64_t i = 0; i < s.vocab; ++i)
         tokens.push_back(std::to_string(i).insert(0, 1, 't'));  // "t" + ... trips GCC 12's -Wrestrict
+    if (s.byte_tokens)
+        for (int b = 0; b < 256 && 3 + static_cast<std::uint64_t>(b) < s.vocab; ++b) {
+            char name[8];
+            std::snprintf(name, sizeof name, "<0x%02X>", b);
+            tokens[3 + b] = name;
+        }
     w.set_strings("tokenizer.ggml.tokens", tokens);
     weights out;
     out.s = s;

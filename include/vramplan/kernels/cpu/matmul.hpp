@@ -59,10 +59,21 @@ void int8_matmul(const weight_view& w, const float* x, float* y, std::uint64_t t
                     const Block* rows[group];
                     for (std::uint64_t i = 0; i < group; ++i)
                         rows[i] = static_cast<const Block*>(w.row(std::min(group * g + i, w.rows - 1))) + b0;
+                    // The next group's rows follow these in memory when the columns are one slice:
+                    // requested while these are multiplied, once per pass, for rows under 2 KiB.
+                    // Measured on two cores of the AMD EPYC: 2048-wide Q4_0 rows (1152 bytes) went
+                    // from 8 to 13-14 GB/s; Q8_0's 2176-byte rows went from 16 to 14, and 14336-wide
+                    // rows from 22 to 16, so longer rows are left to the hardware prefetcher.
+                    paced_prefetch next;
+                    if (nb == nblocks && g + 1 < end && t0 == 0 && kernel_row_bytes(w.fmt, w.cols) < 2048) {
+                        const std::uint64_t first = group * (g + 1),
+                                            count = std::min<std::uint64_t>(group, w.rows - first);
+                        next = paced_prefetch(w.row(first), count * kernel_row_bytes(w.fmt, w.cols), (nb + 1) / 2);
+                    }
                     for (std::uint64_t t = 0; t < nt; ++t) {
                         float part[group];
                         rows_fn(rows, {xq.qs + t * stride * blocks::qk, xq.d + t * stride, xq.sum + t * stride}, nb,
-                                part);
+                                part, next);
                         float* out = y + (t0 + t) * w.rows;
                         for (std::uint64_t i = 0; i < group && group * g + i < w.rows; ++i)
                             out[group * g + i] = b0 == 0 ? part[i] : out[group * g + i] + part[i];
