@@ -208,6 +208,21 @@ void check_int8_rows(std::uint64_t n) {
 }
 }  // namespace
 
+TEST_CASE("instruction-set names: each parses to its path, and an unknown one is an error listing them") {
+    CHECK(cpu::parse_cpu_isa("portable") == cpu::cpu_isa::portable);
+    CHECK(cpu::parse_cpu_isa("avx2") == cpu::cpu_isa::avx2);
+    CHECK(cpu::parse_cpu_isa("avx512") == cpu::cpu_isa::avx512);
+    CHECK(cpu::parse_cpu_isa("avx512-vnni") == cpu::cpu_isa::avx512_vnni);
+    CHECK_THROWS_WITH_AS(cpu::parse_cpu_isa("AVX2"), doctest::Contains("use portable, avx2, avx512 or avx512-vnni"),
+                         error);
+    // A cap above the processor's best runs the best; a cap below it runs the cap.
+    const cpu::cpu_isa_scope top(cpu::cpu_isa::avx512_vnni);
+    CHECK(cpu::active_cpu_isa() == cpu::detected_cpu_isa());
+    const cpu::cpu_isa_scope low(cpu::cpu_isa::portable);
+    CHECK(cpu::active_cpu_isa() == cpu::cpu_isa::portable);
+    CHECK_FALSE(cpu::has_avx2());
+}
+
 TEST_CASE("Q4_0 and Q8_0 rows times Q8_0-rounded activations on every path against a double reference") {
     for (std::uint64_t n : {32, 96, 128, 256}) {  // odd and even block counts (the AVX-512 path pairs blocks)
         check_int8_rows<kernel_format::q4_0, 3>(n);

@@ -12,12 +12,17 @@
 #include <thread>
 #include <vector>
 
+#include "vramplan/kernels/cpu/isa.hpp"
+
 namespace vramplan::kernels::cpu {
 
 class thread_pool {
 public:
     explicit thread_pool(unsigned threads = std::max(1u, std::thread::hardware_concurrency()))
         : n_(std::max(1u, threads)) {
+        // Reads VRAMPLAN_CPU_ISA here, on the caller's thread: a bad value is an error from the
+        // constructor, never an exception escaping a worker on a kernel's first call.
+        (void)active_cpu_isa();
         for (unsigned t = 1; t < n_; ++t) workers_.emplace_back([this, t] { run(t); });
     }
     ~thread_pool() {
