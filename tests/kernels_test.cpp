@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <tuple>
@@ -16,6 +17,8 @@
 #include "vramplan/io/gguf_reader.hpp"
 #include "vramplan/kernels/cpu/dispatch.hpp"
 #include "vramplan/kernels/cpu/elementwise.hpp"
+#include "vramplan/kernels/cpu/int8_panel.hpp"
+#include "vramplan/runtime/weight_layout.hpp"
 
 using namespace vramplan;
 using namespace vramplan::kernels;
@@ -232,6 +235,62 @@ TEST_CASE("Q4_0 and Q8_0 rows times Q8_0-rounded activations on every path again
     }
 }
 
+namespace {
+// Sixteen rows of one format as a panel times one to four tokens rounded by rounded_blocks,
+// through the tile kernels of every path, against a double reference over the same rounded
+// activations; unpacking the panel gives the rows' blocks back.
+template <kernel_format F>
+void check_panel_tiles(std::uint64_t n) {
+    using B = typename block_of<F>::type;
+    constexpr int rows = cpu::panel_rows;
+    const std::uint64_t nb = n / 32;
+    std::vector<stored_row> stored;
+    const B* ptrs[rows];
+    for (int r = 0; r < rows; ++r) stored.push_back(store<F>(random_values(n, 30 + r)));
+    for (int r = 0; r < rows; ++r) ptrs[r] = reinterpret_cast<const B*>(stored[r].bytes.data());
+    std::vector<cpu::panel_block<B>> panel(nb);
+    cpu::pack_panel(ptrs, 0, nb, panel.data());
+    for (std::uint64_t b = 0; b < nb; ++b)
+        for (int r = 0; r < rows; ++r) {
+            const B back = cpu::unpack_panel(panel[b], r);
+            CHECK(std::memcmp(&back, &ptrs[r][b], sizeof(B)) == 0);
+        }
+    cpu::rounded_blocks<4 * 8> xq;
+    for (int t = 0; t < 4; ++t) xq.round(random_values(n, 60 + t).data(), t * nb, nb);
+    for (const auto isa : test_data::cpu_paths()) {
+        CAPTURE(cpu::cpu_isa_name(isa));
+        CAPTURE(kernel_format_name(F));
+        CAPTURE(n);
+        const cpu::cpu_isa_scope path(isa);
+        const auto kernels = cpu::find_panel_kernels<B>();
+        for (int tokens = 1; tokens <= cpu::panel_tokens; ++tokens) {
+            CAPTURE(tokens);
+            float out[cpu::panel_tokens * rows];
+            kernels.tile[tokens - 1](panel.data(), {xq.qs, xq.d, xq.sum}, nb, nb, out);
+            for (int t = 0; t < tokens; ++t)
+                for (int r = 0; r < rows; ++r) {
+                    double ref = 0, mag = 0;
+                    for (std::uint64_t i = 0; i < n; ++i) {
+                        const std::uint64_t at = t * nb * 32 + i;
+                        const double xi = static_cast<double>(xq.d[at / 32]) * xq.qs[at];
+                        ref += stored[r].values[i] * xi;
+                        mag += std::fabs(stored[r].values[i] * xi);
+                    }
+                    // As for the row kernels: exact block sums, a few ulps per block in f32.
+                    CHECK(std::fabs(out[t * rows + r] - ref) <= (3.0 * static_cast<double>(nb) + 8) * 0x1p-24 * mag);
+                }
+        }
+    }
+}
+}  // namespace
+
+TEST_CASE("panels of sixteen Q4_0 and Q8_0 rows times one to four tokens on every path against a double reference") {
+    for (std::uint64_t n : {32, 96, 256}) {
+        check_panel_tiles<kernel_format::q4_0>(n);
+        check_panel_tiles<kernel_format::q8_0>(n);
+    }
+}
+
 TEST_CASE("Q8_0 weights of -128, which the AVX2 path's sign trick and VNNI's offset must both get right") {
     // GGUF's quantizer writes -127..127, but a file may hold -128; activations are -127..127.
     std::vector<blocks::q8_0> w(2);
@@ -257,6 +316,14 @@ TEST_CASE("Q8_0 weights of -128, which the AVX2 path's sign trick and VNNI's off
         cpu::paced_prefetch none;
         cpu::find_int8_rows<blocks::q8_0, 1>()(rows, {xq.qs, xq.d, xq.sum}, 2, &out, none);
         CHECK(out == doctest::Approx(ref).epsilon(1e-6));
+        // The panel kernels: sixteen copies of the row, their sign trick and offset the same way.
+        const blocks::q8_0* copies[cpu::panel_rows];
+        for (auto& c : copies) c = w.data();
+        cpu::panel_block<blocks::q8_0> panel[2];
+        cpu::pack_panel(copies, 0, 2, panel);
+        float lanes[cpu::panel_tokens * cpu::panel_rows];
+        cpu::find_panel_kernels<blocks::q8_0>().tile[0](panel, {xq.qs, xq.d, xq.sum}, 2, 2, lanes);
+        for (int r = 0; r < cpu::panel_rows; ++r) CHECK(lanes[r] == doctest::Approx(ref).epsilon(1e-6));
     }
 }
 
@@ -268,10 +335,12 @@ TEST_CASE("matrix products against a double reference") {
           std::tuple{kernel_format::q8_0, 9, 2049 * 32}, std::tuple{kernel_format::q4_0, 131, 256},
           std::tuple{kernel_format::q4_0, 3, 2050 * 32},
           std::tuple{kernel_format::q4_0, 5, 1023 * 32}}) {  // 3 tokens: passes of 2 and 1 (1024-block stride)
-        for (std::uint64_t tokens : {1, 3})
+        // 9 tokens: Q4_0 and Q8_0 rows as stored go through panels packed on the way.
+        for (std::uint64_t tokens : {1, 3, 9})
             for (const auto isa : test_data::cpu_paths()) {
                 CAPTURE(kernel_format_name(fmt));
                 CAPTURE(cpu::cpu_isa_name(isa));
+                CAPTURE(tokens);
                 const cpu::cpu_isa_scope path(isa);
                 const auto w = random_values(rows * cols, rows);
                 std::vector<std::uint8_t> stored(kernel_row_bytes(fmt, cols) * rows);
@@ -295,19 +364,32 @@ TEST_CASE("matrix products against a double reference") {
                     const auto q = store<kernel_format::q8_0>(x);
                     xr = q.values;
                 }
-                std::vector<float> y(tokens * rows);
-                cpu::find_matmul(fmt)(cpu::weight_view{fmt, stored.data(), static_cast<std::uint64_t>(rows),
-                                                       static_cast<std::uint64_t>(cols)},
-                                      x.data(), y.data(), tokens, pool);
-                for (std::uint64_t t = 0; t < tokens; ++t)
-                    for (int r = 0; r < rows; ++r) {
-                        double ref = 0, mag = 0;
-                        for (int c = 0; c < cols; ++c) {
-                            ref += wv[r * cols + c] * xr[t * cols + c];
-                            mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
+                // Q4_0 and Q8_0 also as the CPU backend holds them: whole panels of sixteen rows,
+                // the rows after the last one as stored.
+                std::vector<std::vector<std::uint8_t>> layouts{stored};
+                if (fmt == kernel_format::q4_0 || fmt == kernel_format::q8_0) {
+                    std::vector<std::uint8_t> scratch;
+                    layouts.push_back(stored);
+                    runtime::convert_to_panels(format{fmt == kernel_format::q4_0 ? format_id::q4_0 : format_id::q8_0},
+                                               reinterpret_cast<std::byte*>(layouts.back().data()), rows, cols,
+                                               scratch);
+                }
+                for (std::size_t held = 0; held < layouts.size(); ++held) {
+                    CAPTURE(held);
+                    std::vector<float> y(tokens * rows);
+                    cpu::find_matmul(fmt)(cpu::weight_view{fmt, layouts[held].data(), static_cast<std::uint64_t>(rows),
+                                                           static_cast<std::uint64_t>(cols), held == 1},
+                                          x.data(), y.data(), tokens, pool);
+                    for (std::uint64_t t = 0; t < tokens; ++t)
+                        for (int r = 0; r < rows; ++r) {
+                            double ref = 0, mag = 0;
+                            for (int c = 0; c < cols; ++c) {
+                                ref += wv[r * cols + c] * xr[t * cols + c];
+                                mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
+                            }
+                            REQUIRE(std::fabs(y[t * rows + r] - ref) <= tolerance(cols, mag));
                         }
-                        REQUIRE(std::fabs(y[t * rows + r] - ref) <= tolerance(cols, mag));
-                    }
+                }
             }
     }
 }

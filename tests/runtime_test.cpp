@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -35,6 +36,7 @@ extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #include "vramplan/runtime/cpu_backend.hpp"
 #include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
+#include "vramplan/runtime/weight_layout.hpp"
 
 using namespace vramplan;
 using reference_run::gap;
@@ -323,6 +325,57 @@ static_assert(fits<edge_model, board, edge_limits>);
 constexpr plan edge_plan = compile_time_plan<edge_model, board, edge_limits>;
 alignas(256) std::byte edge_memory[edge_plan.gpu.total()];  // no heap: sized at compile time
 }  // namespace
+
+TEST_CASE("the CPU backend holds the Q4_0 and Q8_0 tensors only matmuls read as panels: the file's bytes, rearranged") {
+    for (format_id w : {format_id::q4_0, format_id::q8_0}) {
+        CAPTURE(name(format{w}));
+        test_model::spec s;
+        s.weights = format{w};
+        s.vocab = 72;  // the head's 72 rows: four panels and eight rows as stored
+        const written_model written("vramplan_panels.gguf", s, 5);
+        const auto& [path, weights, file, m] = written;
+        const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 32, .ubatch = 4});
+        cpu_backend backend(1ull << 30);
+        runtime::arena<cpu_backend> a(p, backend);
+        runtime::load_weights(file, a);
+        auto file_bytes = [&](const std::string& tensor) {
+            const io::gguf_tensor_info* info = file.find_tensor(tensor);
+            std::vector<std::uint8_t> out(info->bytes);
+            file.read_tensor(*info, reinterpret_cast<std::byte*>(out.data()));
+            return out;
+        };
+        // Read by embed: as the file stores it.
+        const auto embd = file_bytes("token_embd.weight");
+        CHECK(std::memcmp(a.view("token_embd.weight").data, embd.data(), embd.size()) == 0);
+        CHECK_FALSE(runtime::held_as_panels(p.graph, global_weight(global_tensor::token_embd), format{w}, s.vocab));
+        // Read by matmuls only: block b of row 16 g + r is panel g's block b, lane r; rows after
+        // the last whole panel as stored.
+        for (const std::string tensor : {"blk.1.attn_q.weight", "blk.2.ffn_up.weight", "output.weight"}) {
+            CAPTURE(tensor);
+            const auto want = file_bytes(tensor);
+            const auto view = a.view(tensor);
+            REQUIRE(view.bytes == want.size());
+            CHECK(std::memcmp(view.data, want.data(), want.size()) != 0);
+            const std::uint64_t row_bytes = want.size() / view.rows, nb = view.cols / 32;
+            auto same = [&]<class B>(B) {
+                using panel = kernels::cpu::panel_block<B>;
+                for (std::uint64_t row = 0; row < view.rows; ++row)
+                    for (std::uint64_t b = 0; b < nb; ++b) {
+                        const std::uint64_t g = row / 16;
+                        const B got = row < view.rows / 16 * 16
+                                          ? kernels::cpu::unpack_panel(
+                                                reinterpret_cast<const panel*>(view.data + g * 16 * row_bytes)[b],
+                                                static_cast<int>(row % 16))
+                                          : reinterpret_cast<const B*>(view.data + row * row_bytes)[b];
+                        if (std::memcmp(&got, want.data() + row * row_bytes + b * sizeof(B), sizeof(B)) != 0)
+                            return false;
+                    }
+                return true;
+            };
+            CHECK((w == format_id::q4_0 ? same(blocks::q4_0{}) : same(blocks::q8_0{})));
+        }
+    }
+}
 
 TEST_CASE("an arena in a static buffer sized by the compile-time plan runs the real model") {
     if (!std::filesystem::exists(shared_models + "stories260K.gguf")) {

@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
         m.activations = format{format_id::f32};
         // Plan for the memory of the device the run uses. On CUDA, 64 MiB of what is free stays
         // unplanned: cudaMalloc rounds the arena up to 2 MiB pages and the driver may take more.
-        constexpr std::uint64_t cuda_headroom = 64ull << 20;
+        [[maybe_unused]] constexpr std::uint64_t cuda_headroom = 64ull << 20;
         target_desc target{cuda ? "cuda" : "cpu", 0, 0};
         if (!budget.empty())
             target.capacity = cli::parse_size(budget);

@@ -181,6 +181,17 @@ struct forward_graph {
             if (ops[i].weight == w) return i;
         return n_ops;
     }
+    // Whether ops read this weight and every one of them is a matmul: such a weight is only ever
+    // multiplied, so a backend may hold it in a layout of its own (runtime/weight_layout.hpp).
+    constexpr bool only_multiplied(weight_ref w) const {
+        bool read = false;
+        for (std::uint16_t i = 0; i < n_ops; ++i)
+            if (ops[i].weight == w) {
+                if (ops[i].kind != op_kind::matmul) return false;
+                read = true;
+            }
+        return read;
+    }
     constexpr std::uint16_t first_op(op_kind k) const {
         for (std::uint16_t i = 0; i < n_ops; ++i)
             if (ops[i].kind == k) return i;

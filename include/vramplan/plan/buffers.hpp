@@ -25,6 +25,7 @@ struct buffer_info {
     std::int64_t layer = -1;  // decoder layer, or -1
     format fmt{};
     std::uint64_t rows = 0, cols = 0;  // weights: GGUF ne[1] (times ne[2] for stacked experts), ne[0]
+    weight_ref ref{};                  // weights: the tensor the graph's ops name (none for opaque blocks)
 };
 
 inline std::string layer_tensor_name(std::uint64_t layer, tensor_role r) {
@@ -45,7 +46,7 @@ inline std::vector<buffer_info> buffers(const plan& p) {
                                     : tensor_bytes(f, rows, cols);
         const std::uint16_t st = g.weight_step(ref);
         out.push_back({std::move(name), buffer_kind::weights, t, offset, b, align_up(b, p.options.alignment), st, st,
-                       true, layer, f, rows, cols});
+                       true, layer, f, rows, cols, ref});
     };
     // An architecture without a graph: its tensors as one opaque block globally and per layer.
     auto opaque = [&](std::string name, tier t, std::uint64_t offset, std::uint64_t bytes, std::int64_t layer) {

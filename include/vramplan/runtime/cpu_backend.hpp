@@ -25,6 +25,7 @@ public:
     static constexpr const char* name = "cpu";
     static constexpr std::uint64_t alignment = 4096;
     static constexpr bool device_is_host_memory = true;
+    static constexpr bool holds_panels = true;  // runtime/weight_layout.hpp
 
     // device_budget: bytes the device tier may use (0: as much host memory as is available);
     // threads: the kernels' worker threads, the caller's included.
@@ -62,6 +63,7 @@ public:
     struct matmul_kernel {
         kernels::kernel_format fmt{};
         kernels::cpu::matmul_fn fn = nullptr;
+        bool panels = false;  // the weight is held as panels (runtime/weight_layout.hpp)
     };
     using embed_kernel = kernels::kernel_format;
     using kv_append_kernel = kernels::cpu::kv_append_fn;
@@ -95,7 +97,7 @@ public:
     }
     void matmul(const matmul_kernel& k, const std::byte* w, const float* x, float* y, std::uint64_t n,
                 std::uint64_t k_in, std::uint64_t rows) {
-        k.fn(kernels::cpu::weight_view{k.fmt, w, n, k_in}, x, y, rows, pool_);
+        k.fn(kernels::cpu::weight_view{k.fmt, w, n, k_in, k.panels}, x, y, rows, pool_);
     }
     void add_bias(float* y, const float* bias, std::uint64_t n, std::uint64_t rows) {
         for (std::uint64_t t = 0; t < rows; ++t) kernels::cpu::add(y + t * n, bias, n);

@@ -17,6 +17,7 @@
 #include "vramplan/runtime/backend.hpp"
 #include "vramplan/runtime/layer_streamer.hpp"
 #include "vramplan/runtime/rope_call.hpp"
+#include "vramplan/runtime/weight_layout.hpp"
 
 namespace vramplan::runtime {
 
@@ -176,6 +177,8 @@ private:
                 break;
             case op_kind::matmul:
                 k.matmul = b.find_matmul(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
+                if constexpr (holds_panels<Backend>)
+                    k.matmul.panels = held_as_panels(p.graph, o.weight, weight_format(o, kind), o.n);
                 break;
             case op_kind::rms_norm:
             case op_kind::add_bias:

@@ -1,6 +1,7 @@
 // Loads a GGUF file's tensors straight into their planned slots: one read per tensor. Slots in
 // memory the host can address (the host tier, or every tier of the CPU backend) are read into
 // directly; device slots go through one load-time bounce buffer, freed before inference starts.
+// A tensor the backend holds in its own layout is converted in its slot (runtime/weight_layout.hpp).
 #pragma once
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "vramplan/io/gguf_reader.hpp"
 #include "vramplan/runtime/arena.hpp"
+#include "vramplan/runtime/weight_layout.hpp"
 
 namespace vramplan::runtime {
 
@@ -24,7 +26,8 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(file.path().c_str(), "rb"), &std::fclose);
     if (!f) throw error("cannot open '" + file.path() + "' for reading");
     std::vector<std::byte> bounce;
-    a.begin_loading();  // until the last tensor is in, the arena's weights are incomplete
+    std::vector<std::uint8_t> scratch;  // sixteen rows, for tensors the backend holds as panels
+    a.begin_loading();                  // until the last tensor is in, the arena's weights are incomplete
     for (const auto& b : all) {
         if (b.kind != buffer_kind::weights) continue;
         const io::gguf_tensor_info* t = file.find_tensor(b.name);
@@ -35,6 +38,9 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
         std::byte* dst = a.base(b.where) + b.offset;
         if (b.where == tier::host || Backend::device_is_host_memory) {
             file.read_tensor(f.get(), *t, dst);
+            if constexpr (holds_panels<Backend>)
+                if (held_as_panels(a.plan().graph, b.ref, b.fmt, b.rows))
+                    convert_to_panels(b.fmt, dst, b.rows, b.cols, scratch);
         } else {
             bounce.resize(static_cast<std::size_t>(t->bytes));
             file.read_tensor(f.get(), *t, bounce.data());

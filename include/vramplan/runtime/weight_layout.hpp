@@ -1,0 +1,40 @@
+// Weights a backend holds in a layout of its own instead of the file's. The CPU backend holds the
+// Q4_0 and Q8_0 tensors that only matmul ops read as panels of sixteen rows (kernels/cpu/
+// int8_panel.hpp), the layout its fastest kernels read. A panel is the file's bytes rearranged, so
+// the plan's sizes and offsets hold as planned: the arena is still the allocation, byte for byte.
+// One rule decides, for the loader that converts each such tensor after reading it and for the
+// forward pass that tells its matmuls: held_as_panels.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vramplan/kernels/cpu/int8_panel.hpp"
+#include "vramplan/model/graph.hpp"
+
+namespace vramplan::runtime {
+
+// A backend that declares `static constexpr bool holds_panels = true` computes on host memory
+// with the CPU kernels.
+template <class Backend>
+inline constexpr bool holds_panels = requires {
+    requires Backend::holds_panels;
+};
+
+// Whether a weight of this format and output rows, read by the graph's ops as `ref`, is held as panels.
+inline bool held_as_panels(const forward_graph& g, weight_ref ref, format f, std::uint64_t rows) {
+    const bool int8 = f == format{format_id::q4_0} || f == format{format_id::q8_0};
+    return int8 && rows >= kernels::cpu::panel_rows && g.only_multiplied(ref);
+}
+
+// Converts a tensor read as the file stores it; scratch grows to sixteen rows once per load.
+inline void convert_to_panels(format f, std::byte* data, std::uint64_t rows, std::uint64_t cols,
+                              std::vector<std::uint8_t>& scratch) {
+    using namespace kernels::cpu;
+    auto* at = reinterpret_cast<std::uint8_t*>(data);
+    scratch.resize(panel_rows * tensor_bytes(f, 1, cols));
+    if (f == format{format_id::q4_0}) pack_tensor_panels<blocks::q4_0>(at, rows, cols, scratch.data());
+    if (f == format{format_id::q8_0}) pack_tensor_panels<blocks::q8_0>(at, rows, cols, scratch.data());
+}
+
+}  // namespace vramplan::runtime
