@@ -2,8 +2,8 @@
 // project's test model (tests/test_model.hpp) at a real model's shape, with a vocabulary of
 // "t0".."tN" and SentencePiece's 256 byte fallbacks (so any prompt tokenizes).
 //   vramplan_bench_model OUT.gguf FORMAT [layers] [embd] [ff] [vocab]
-// FORMAT: f16, q8_0 or q4_0. Defaults: 12 layers of 2048, feed-forward 5632, vocabulary 32000
-// (TinyLlama's widths with 12 layers: 0.34 GB in Q4_0, 0.64 GB in Q8_0).
+// FORMAT: f16, q8_0, q4_0, or q4_k_m (llama.cpp's mix of Q4_K and Q6_K, random valid blocks). Defaults: 12 layers of
+// 2048, feed-forward 5632, vocabulary 32000 (TinyLlama's widths with 12 layers: 0.34 GB in Q4_0, 0.64 GB in Q8_0).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,7 +12,7 @@
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s OUT.gguf f16|q8_0|q4_0 [layers] [embd] [ff] [vocab]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s OUT.gguf f16|q8_0|q4_0|q4_k_m [layers] [embd] [ff] [vocab]\n", argv[0]);
         return 2;
     }
     const std::string fmt = argv[2];
@@ -23,8 +23,10 @@ int main(int argc, char** argv) {
         s.weights = vramplan::format{vramplan::format_id::q8_0};
     else if (fmt == "q4_0")
         s.weights = vramplan::format{vramplan::format_id::q4_0};
+    else if (fmt == "q4_k_m")
+        s.q4_k_m = true;
     else {
-        std::fprintf(stderr, "unknown format '%s': use f16, q8_0 or q4_0\n", fmt.c_str());
+        std::fprintf(stderr, "unknown format '%s': use f16, q8_0, q4_0 or q4_k_m\n", fmt.c_str());
         return 2;
     }
     auto arg = [&](int i, std::uint64_t fallback) { return argc > i ? std::strtoull(argv[i], nullptr, 10) : fallback; };

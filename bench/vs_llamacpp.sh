@@ -11,13 +11,13 @@
 # NODE_PEER=1: also install node-llama-cpp (pinned 3.21.1) under build/peer/node and time its
 #   prompt evaluation with the CPU backend it picks for this processor (its decode loop runs in
 #   JavaScript, so only its prefill is reported).
-# FORMATS (q4_0 q8_0), THREADS (2), RUNS (3), PROMPT (512 tokens), GEN (128 tokens),
+# FORMATS (q4_0 q8_0 q4_k_m: llama.cpp's Q4_K_M mix of Q4_K and Q6_K, random valid blocks), THREADS (2), RUNS (3), PROMPT (512 tokens), GEN (128 tokens),
 # BUILD (build-bench: a Release build with benchmarks and examples), MODELS (build/peer/models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 : "${LLAMACPP_BIN:?set LLAMACPP_BIN to the folder holding llama-bench (a CPU build of llama.cpp)}"
-FORMATS=${FORMATS:-"q4_0 q8_0"}
+FORMATS=${FORMATS:-"q4_0 q8_0 q4_k_m"}
 THREADS=${THREADS:-2}
 RUNS=${RUNS:-3}
 PROMPT=${PROMPT:-512}

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "greedy.hpp"
+#include "isa_paths.hpp"
 #include "random_values.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/tokenizer.hpp"
@@ -21,11 +22,13 @@
 #include "vramplan/kernels/cpu/dispatch.hpp"
 #include "vramplan/kernels/cpu/elementwise.hpp"
 #include "vramplan/kernels/cpu/kquant_dot.hpp"
+#include "vramplan/kernels/cpu/kquant_panel.hpp"
 #include "vramplan/plan/plan.hpp"
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
 #include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
+#include "vramplan/runtime/weight_layout.hpp"
 
 using namespace vramplan;
 using namespace vramplan::kernels;
@@ -301,6 +304,95 @@ TEST_CASE("K-quant and fallback blocks packed by hand from GGUF's layouts decode
 
 TEST_CASE("dot and matrix products on K-quant and fallback rows against a double reference") {
     for_every_format([]<kernel_format F>(const auto& p) { check_products<F>(p); });
+}
+
+namespace {
+// Twenty rows of Q4_K or Q6_K made from the hand-packed block, every row's bytes varied (values,
+// scales, d) so that no lane can stand in for another: as panels of sixteen rows (packing undone
+// gives the blocks back), through every path's tile kernels for one to four tokens, and through
+// the matrix product on panels held as the CPU backend holds them (one panel and four rows as
+// stored), against a double reference over the values load<F> decodes.
+template <kernel_format F, class Block, int N>
+void check_panels(const packed<Block, N>& p) {
+    CAPTURE(kernel_format_name(F));
+    constexpr int rows = 20, per_row = 3, cols = N * per_row;
+    std::vector<Block> w(rows * per_row, p.block);
+    std::vector<double> wv(rows * cols);
+    for (int r = 0; r < rows; ++r)
+        for (int b = 0; b < per_row; ++b) {
+            Block& blk = w[r * per_row + b];
+            auto* bytes = reinterpret_cast<std::uint8_t*>(&blk);
+            for (std::size_t i = 0; i < sizeof(Block); ++i)
+                bytes[i] ^= static_cast<std::uint8_t>(value_at(static_cast<int>(i) + 997 * (r * per_row + b), 256));
+            blk.d = to_half(0.5f + 0.125f * static_cast<float>(r + b));
+            if constexpr (F == kernel_format::q4_k) blk.dmin = to_half(0.25f + 0.0625f * static_cast<float>(r));
+            for (int j = 0; j < N; ++j) wv[r * cols + b * N + j] = load<F>(&blk, j);
+        }
+    using panel = typename cpu::k_panel_of<Block>::type;
+    std::vector<panel> panels(per_row);
+    const Block* ptrs[cpu::panel_rows];
+    for (int r = 0; r < cpu::panel_rows; ++r) ptrs[r] = &w[r * per_row];
+    cpu::pack_k_panel(ptrs, 0, per_row, panels.data());
+    for (int b = 0; b < per_row; ++b)
+        for (int r = 0; r < cpu::panel_rows; ++r) {
+            const Block back = cpu::unpack_k_panel(panels[b], r);
+            CHECK(std::memcmp(&back, &ptrs[r][b], sizeof(Block)) == 0);
+        }
+    constexpr int tokens = cpu::panel_tokens;
+    const auto x = test_data::random_values(tokens * cols, 11);
+    const auto xr = rounded_q8_k(x);
+    blocks::q8_k xq[tokens * per_row];
+    for (int b = 0; b < tokens * per_row; ++b) quantize_block(x.data() + b * 256, xq[b]);
+    auto reference = [&](int r, int t) {
+        double ref = 0, mag = 0;
+        for (int c = 0; c < cols; ++c) {
+            ref += wv[r * cols + c] * xr[t * cols + c];
+            mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
+        }
+        return std::pair{ref, mag};
+    };
+    std::vector<Block> held(w);
+    std::vector<std::uint8_t> scratch;
+    runtime::convert_to_panels(format{F == kernel_format::q4_k ? format_id::q4_k : format_id::q6_k},
+                               reinterpret_cast<std::byte*>(held.data()), rows, cols, scratch);
+    cpu::thread_pool pool(2);
+    for (const auto isa : test_data::cpu_paths()) {
+        CAPTURE(cpu::cpu_isa_name(isa));
+        const cpu::cpu_isa_scope path(isa);
+        const auto kernels = cpu::find_k_panel_kernels<Block>();
+        for (int n = 1; n <= tokens; ++n) {
+            CAPTURE(n);
+            float out[tokens * cpu::panel_rows];
+            kernels.tile[n - 1](panels.data(), xq, per_row, per_row, out);
+            for (int t = 0; t < n; ++t)
+                for (int r = 0; r < cpu::panel_rows; ++r) {
+                    const auto [ref, mag] = reference(r, t);
+                    CHECK(std::fabs(out[t * cpu::panel_rows + r] - ref) <= tight(mag));
+                }
+        }
+        // Held panels, and rows as stored with enough tokens to be packed on the way (9: two
+        // passes of four and one of one).
+        std::vector<float> xs(9 * cols);
+        for (int t = 0; t < 9; ++t)
+            std::copy(x.begin() + (t % tokens) * cols, x.begin() + (t % tokens + 1) * cols, xs.begin() + t * cols);
+        for (bool as_panels : {true, false}) {
+            CAPTURE(as_panels);
+            std::vector<float> y(9 * rows);
+            cpu::find_matmul(F)(cpu::weight_view{F, as_panels ? held.data() : w.data(), rows, cols, as_panels},
+                                xs.data(), y.data(), 9, pool);
+            for (int t = 0; t < 9; ++t)
+                for (int r = 0; r < rows; ++r) {
+                    const auto [ref, mag] = reference(r, t % tokens);
+                    CHECK(std::fabs(y[t * rows + r] - ref) <= tight(mag));
+                }
+        }
+    }
+}
+}  // namespace
+
+TEST_CASE("Q4_K and Q6_K rows as panels of sixteen on every path and in matrix products against a double reference") {
+    check_panels<kernel_format::q4_k>(q4_k_block());
+    check_panels<kernel_format::q6_k>(q6_k_block());
 }
 
 TEST_CASE("the real Q4_K_M model (Q4_K, Q6_K, Q5_0 and F32 tensors) generates llama.cpp's greedy text") {

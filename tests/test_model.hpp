@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -26,8 +26,12 @@ struct spec {
     std::uint64_t sliding_window = 0;  // written as attention.sliding_window when not 0 (every layer slides)
     bool rope_freqs = false;           // Llama 3.1's rope_freqs.weight: divisors 1 to 8 across the pairs
     std::string stray_tensor;          // when not empty, a 4-value f32 tensor of that name no llama model has
-    bool byte_tokens = false;  // tokens 3..258 are SentencePiece's byte fallbacks "<0x00>".."<0xFF>"
-    std::string rope_scaling;          // when not empty, llama.rope.scaling.type (with .factor)
+    bool byte_tokens = false;          // tokens 3..258 are SentencePiece's byte fallbacks "<0x00>".."<0xFF>"
+    // llama.cpp's Q4_K_M mix instead of `weights` (bench/ only: the reference does not round
+    // activations to Q8_K): Q6_K for the head and, in the layers use_more_bits picks, attn_v and
+    // ffn_down; Q4_K for the rest, random valid blocks.
+    bool q4_k_m = false;
+    std::string rope_scaling;  // when not empty, llama.rope.scaling.type (with .factor)
     float rope_scaling_factor = 1.0f;
     bool legacy_linear_key = false;  // linear scaling written as older files do: rope.scale_linear alone
     std::string arch = "llama";      // "qwen2": q/k/v biases and NeoX-style RoPE pairs; "qwen3": NeoX
@@ -112,6 +116,46 @@ inline std::vector<float> random(std::size_t n, std::mt19937_64& rng, float scal
 }
 
 // Writes the model and returns its weights as stored.
+// llama.cpp's choice for a Q4_K_M file (llama_tensor_get_type in src/llama-quant.cpp): Q6_K for
+// output.weight, and for attn_v and ffn_down in the first and last eighth of the layers and every
+// third between (use_more_bits); Q4_K for every other matrix.
+inline format q4_k_m_format(const std::string& name, std::uint64_t layers) {
+    if (name == "output.weight") return format{format_id::q6_k};
+    const bool v = name.find("attn_v.weight") != std::string::npos,
+               down = name.find("ffn_down.weight") != std::string::npos;
+    if (v || down) {
+        const std::uint64_t l = std::stoull(name.substr(4));
+        const bool more = l < layers / 8 || l >= 7 * layers / 8 || (l - layers / 8) % 3 == 2;
+        if (more) return format{format_id::q6_k};
+    }
+    return format{format_id::q4_k};
+}
+
+// Random valid Q4_K or Q6_K blocks whose values have about `scale`'s size, and those values.
+inline std::vector<std::uint8_t> random_k_quant(std::uint64_t rows, std::uint64_t cols, format f, float scale,
+                                                std::mt19937_64& rng, std::vector<double>& dst) {
+    std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(byte(rng));
+    const std::uint64_t n = rows * cols / 256;
+    dst.resize(rows * cols);
+    float values[256];
+    for (std::uint64_t i = 0; i < n; ++i) {
+        if (f.id == format_id::q4_k) {
+            auto& b = reinterpret_cast<blocks::q4_k*>(bytes.data())[i];
+            b.d = to_half(scale / (63.0f * 8.0f));  // sub-block scales and mins are 0..63, values 0..15
+            b.dmin = to_half(scale / 63.0f);
+            kernels::decode_block<blocks::q4_k, 256>(b, values);
+        } else {
+            auto& b = reinterpret_cast<blocks::q6_k*>(bytes.data())[i];
+            b.d = to_half(scale / (127.0f * 32.0f));  // scales -128..127, values -32..31
+            kernels::decode_block<blocks::q6_k, 256>(b, values);
+        }
+        for (int j = 0; j < 256; ++j) dst[i * 256 + j] = values[j];
+    }
+    return bytes;
+}
+
 inline weights write(const std::string& path, const spec& s, std::uint64_t seed = 42) {
     std::mt19937_64 rng(seed);
     io::gguf_writer w;
@@ -157,6 +201,7 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
     out.s = s;
     // Random rows in format f: their bytes as stored, and their values as stored into dst.
     auto make = [&](std::uint64_t rows, std::uint64_t cols, format f, float scale, std::vector<double>& dst) {
+        if (f.id == format_id::q4_k || f.id == format_id::q6_k) return random_k_quant(rows, cols, f, scale, rng, dst);
         const auto v = random(rows * cols, rng, scale);
         std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
         const auto kf = f.id == format_id::f32    ? kernels::kernel_format::f32
@@ -198,6 +243,7 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
     };
     auto add = [&](const std::string& name, std::uint64_t rows, std::uint64_t cols, format f, float scale,
                    std::vector<double>& dst) {
+        if (s.q4_k_m && f == s.weights && rows > 1) f = q4_k_m_format(name, s.layers);
         const auto bytes = make(rows, cols, f, scale, dst);
         if (rows == 1)
             w.add_tensor(name, {cols}, f, bytes.data(), bytes.size());

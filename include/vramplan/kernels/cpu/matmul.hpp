@@ -14,6 +14,7 @@
 #include "vramplan/kernels/cpu/int8_dot.hpp"
 #include "vramplan/kernels/cpu/int8_panel.hpp"
 #include "vramplan/kernels/cpu/kquant_dot.hpp"
+#include "vramplan/kernels/cpu/kquant_panel.hpp"
 #include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 
@@ -24,8 +25,8 @@ struct weight_view {
     const void* data = nullptr;
     std::uint64_t rows = 0;  // output features
     std::uint64_t cols = 0;  // input features (the stored row)
-    // Q4_0 and Q8_0: the first rows / 16 panels of sixteen rows are held as panels (int8_panel.hpp),
-    // each in the bytes its rows had; the rows after them as stored.
+    // Q4_0, Q8_0, Q4_K and Q6_K: the first rows / 16 panels of sixteen rows are held as panels
+    // (int8_panel.hpp, kquant_panel.hpp), each in the bytes its rows had; the rows after them as stored.
     bool panels = false;
     const void* row(std::uint64_t r) const {
         return static_cast<const std::uint8_t*>(data) + r * kernel_row_bytes(fmt, cols);
@@ -91,44 +92,79 @@ void int8_matmul(const weight_view& w, const float* x, float* y, std::uint64_t t
 }  // namespace detail
 
 namespace detail {
-// Q4_0 and Q8_0 weights as panels of sixteen rows against tiles of up to four tokens
-// (int8_panel.hpp). A panel the view does not hold as one (rows as stored, and the last rows when
+// What a panel product needs of a format family: the panel, its packing and tile kernels, and the
+// activations' rounding (Q8_0 blocks for Q4_0 and Q8_0, Q8_K blocks for the K-quants) held on the
+// thread's stack.
+template <class Block>
+struct int8_panels {
+    using panel = panel_block<Block>;
+    static constexpr std::uint64_t elements = blocks::qk, x_blocks = 4096, pack_blocks = 256;  // 160 and 136 KiB
+    struct activations {
+        rounded_blocks<x_blocks> r;
+        void round(const float* x, std::uint64_t at, std::uint64_t n) { r.round(x, at, n); }
+        rounded_view at(std::uint64_t i) const { return {r.qs + i * blocks::qk, r.d + i, r.sum + i}; }
+    };
+    static panel_kernels<Block> kernels() { return find_panel_kernels<Block>(); }
+    static void pack(const Block* const* rows, std::uint64_t b0, std::uint64_t n, panel* out) {
+        pack_panel(rows, b0, n, out);
+    }
+};
+template <class Block>
+struct k_panels {
+    using panel = typename k_panel_of<Block>::type;
+    static constexpr std::uint64_t elements = blocks::qk_k, x_blocks = 512, pack_blocks = 32;  // 146 and 105 KiB
+    struct activations {
+        blocks::q8_k q[x_blocks];
+        void round(const float* x, std::uint64_t at, std::uint64_t n) {
+            for (std::uint64_t b = 0; b < n; ++b) quantize_block(x + b * blocks::qk_k, q[at + b]);
+        }
+        const blocks::q8_k* at(std::uint64_t i) const { return q + i; }
+    };
+    static k_panel_kernels<Block> kernels() { return find_k_panel_kernels<Block>(); }
+    static void pack(const Block* const* rows, std::uint64_t b0, std::uint64_t n, panel* out) {
+        pack_k_panel(rows, b0, n, out);
+    }
+};
+
+// Weights as panels of sixteen rows against tiles of up to four tokens (int8_panel.hpp,
+// kquant_panel.hpp). A panel the view does not hold as one (rows as stored, and the last rows when
 // they are fewer than sixteen) is packed on the thread's stack, a slice of columns at a time, for
 // the tokens of each pass; the activations of a pass are rounded once per thread as in int8_matmul.
-template <class Block>
+template <class Block, class Family>
 void panel_matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
-    constexpr std::uint64_t x_blocks = 4096;    // rounded activations per thread: 160 KiB
-    constexpr std::uint64_t pack_blocks = 256;  // packed columns per thread: 136 KiB of Q8_0
-    const std::uint64_t nblocks = w.cols / blocks::qk;
+    using panel = typename Family::panel;
+    constexpr std::uint64_t x_blocks = Family::x_blocks, pack_blocks = Family::pack_blocks;
+    const std::uint64_t nblocks = w.cols / Family::elements;
     const std::uint64_t held = w.panels ? w.rows / panel_rows : 0;
     const std::uint64_t panels = (w.rows + panel_rows - 1) / panel_rows;
+    // Held panels and few tokens: whole rows per pass, one stream through memory.
     const std::uint64_t slice = std::min(nblocks, held == panels && tokens <= panel_tokens ? x_blocks : pack_blocks);
     const std::uint64_t per_pass = std::max<std::uint64_t>(1, x_blocks / std::max<std::uint64_t>(slice, 1));
-    const panel_kernels<Block> k = find_panel_kernels<Block>();
+    const auto k = Family::kernels();
     pool.parallel_for(panels, [&](std::uint64_t begin, std::uint64_t end) {
-        rounded_blocks<x_blocks> xq;
-        panel_block<Block> packed[pack_blocks];
+        typename Family::activations xq;
+        panel packed[pack_blocks];
         for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
             const std::uint64_t nb = std::min(slice, nblocks - b0);
             for (std::uint64_t t0 = 0; t0 < tokens; t0 += per_pass) {
                 const std::uint64_t nt = std::min(per_pass, tokens - t0);
-                for (std::uint64_t t = 0; t < nt; ++t) xq.round(x + (t0 + t) * w.cols + b0 * blocks::qk, t * slice, nb);
+                for (std::uint64_t t = 0; t < nt; ++t)
+                    xq.round(x + (t0 + t) * w.cols + b0 * Family::elements, t * slice, nb);
                 for (std::uint64_t g = begin; g < end; ++g) {
-                    const panel_block<Block>* p = packed;
+                    const panel* p = packed;
                     if (g < held) {
-                        p = static_cast<const panel_block<Block>*>(w.panel(g)) + b0;
+                        p = static_cast<const panel*>(w.panel(g)) + b0;
                     } else {
                         // The last panel repeats its last row where the matrix runs out.
                         const Block* rows[panel_rows];
                         for (std::uint64_t i = 0; i < panel_rows; ++i)
                             rows[i] = static_cast<const Block*>(w.row(std::min(panel_rows * g + i, w.rows - 1)));
-                        pack_panel(rows, b0, nb, packed);
+                        Family::pack(rows, b0, nb, packed);
                     }
                     for (std::uint64_t tt = 0; tt < nt; tt += panel_tokens) {
                         const std::uint64_t n = std::min<std::uint64_t>(panel_tokens, nt - tt);
                         float part[panel_tokens * panel_rows];
-                        k.tile[n - 1](p, {xq.qs + tt * slice * blocks::qk, xq.d + tt * slice, xq.sum + tt * slice},
-                                      slice, nb, part);
+                        k.tile[n - 1](p, xq.at(tt * slice), slice, nb, part);
                         for (std::uint64_t t = 0; t < n; ++t) {
                             float* out = y + (t0 + tt + t) * w.rows + panel_rows * g;
                             for (std::uint64_t r = 0; r < panel_rows && panel_rows * g + r < w.rows; ++r)
@@ -171,8 +207,14 @@ void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens
         // them into panels on the way. Measured on two cores of the AMD EPYC (AVX-512 VNNI): at
         // 2 tokens packing ran at 0.65 of the row kernels, at 4 even, at 16 2.5x, at 512 3.5x;
         // panels held from load ran at 4-6x from 16 tokens on.
-        if (w.panels || tokens >= panel_min_tokens) return detail::panel_matmul<B>(w, x, y, tokens, pool);
+        if (w.panels || tokens >= panel_min_tokens)
+            return detail::panel_matmul<B, detail::int8_panels<B>>(w, x, y, tokens, pool);
         return detail::int8_matmul<B>(w, x, y, tokens, pool);
+    }
+    if constexpr (F == kernel_format::q4_k || F == kernel_format::q6_k) {
+        using B = typename block_of<F>::type;
+        if (w.panels || (tokens >= panel_min_tokens && k_panels_pay()))
+            return detail::panel_matmul<B, detail::k_panels<B>>(w, x, y, tokens, pool);
     }
     if constexpr (is_k_quant(F)) return kquant_matmul<F>(w.data, w.rows, w.cols, x, y, tokens, pool);
     if constexpr (widens_to_floats<F>) return detail::float_matmul<F>(w, x, y, tokens, pool);
