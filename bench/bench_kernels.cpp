@@ -18,6 +18,7 @@
 #include "decode_attention_shape.hpp"
 
 #include "vramplan/kernels/cpu/dispatch.hpp"
+#include "vramplan/runtime/weight_layout.hpp"
 
 using namespace vramplan;
 using kernels::kernel_format;
@@ -72,11 +73,22 @@ std::uint64_t read_all(const std::uint8_t* p, std::uint64_t bytes) {
 // The matrix is stored in as many copies as make 512 MiB, and the product and the read loop each
 // walk all of them in turn, so neither finds the other's bytes in the last-level cache (a single
 // 33 MB Q4_0 matrix fits most of a 32 MiB L3, which flattered the read loop).
-template <kernel_format F>
+// Panels: the weights as the CPU backend holds Q4_0, Q8_0, Q4_K, Q5_K and Q6_K tensors
+// (runtime/weight_layout.hpp), labelled so.
+template <kernel_format F, bool Panels = false>
 void BM_matvec(benchmark::State& state) {
     const std::uint64_t rows = static_cast<std::uint64_t>(state.range(0)),
                         cols = static_cast<std::uint64_t>(state.range(1));
-    const auto one = stored<F>(rows, cols);
+    if (Panels && kernels::is_k_quant(F) && !kernels::cpu::k_panels_pay()) {
+        state.SkipWithError("K-quant panels are held only on processors with AVX-512 VNNI");
+        return;
+    }
+    auto one = stored<F>(rows, cols);
+    if constexpr (Panels) {
+        std::vector<std::uint8_t> scratch;
+        const format f{kernels::kernel_format_ids[static_cast<std::size_t>(F)]};
+        runtime::convert_to_panels(f, reinterpret_cast<std::byte*>(one.data()), rows, cols, scratch);
+    }
     const std::uint64_t copies = std::max<std::uint64_t>(2, ((512ull << 20) + one.size() - 1) / one.size());
     std::vector<std::uint8_t> w(one.size() * copies);
     for (std::uint64_t c = 0; c < copies; ++c) std::copy(one.begin(), one.end(), w.begin() + c * one.size());
@@ -87,7 +99,7 @@ void BM_matvec(benchmark::State& state) {
     for (auto _ : state) {
         auto t0 = clock_type::now();
         for (std::uint64_t c = 0; c < copies; ++c) {
-            fn({F, w.data() + c * one.size(), rows, cols}, x.data(), y.data(), 1, pool());
+            fn({F, w.data() + c * one.size(), rows, cols, Panels}, x.data(), y.data(), 1, pool());
             benchmark::DoNotOptimize(y.data());
         }
         auto t1 = clock_type::now();
@@ -101,7 +113,7 @@ void BM_matvec(benchmark::State& state) {
     state.counters["matvec_GBps"] = bytes / mv_seconds / 1e9;
     state.counters["read_GBps"] = bytes / read_seconds / 1e9;
     state.counters["ratio"] = read_seconds / mv_seconds;
-    state.SetLabel(std::string(kernels::kernel_format_name(F)) + " " +
+    state.SetLabel(std::string(kernels::kernel_format_name(F)) + (Panels ? " panels " : " ") +
                    std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
 }
 
@@ -185,10 +197,17 @@ void BM_decode_attention(benchmark::State& state) {
 
 BENCHMARK(BM_matvec<kernel_format::f32>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::f16>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::bf16>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q8_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q4_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
-// The K-quants of Q4_K_M files and the fallbacks: decoded to floats block by block for now.
+BENCHMARK(BM_matvec<kernel_format::q8_0, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q4_0, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+// The K-quants and the fallbacks: rows times activations rounded to Q8_K (kquant_dot.hpp), and
+// Q4_K, Q5_K and Q6_K (the formats of Q4_K_M and Q5_K_M files) also as panels.
 BENCHMARK(BM_matvec<kernel_format::q4_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q4_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q5_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q6_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q5_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q6_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q2_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);

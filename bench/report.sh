@@ -9,6 +9,9 @@ build=${1:-$root/build}
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$(nproc)" --target vramplan_bench_kernels vramplan_bench_planner >/dev/null
 out=$root/bench/REPORT.md
+# The comparison with llama.cpp (bench/vs_llamacpp.sh, run by hand against peers built outside the
+# repository) is kept from the previous report, after the sections written here.
+peers=$(sed -n '/^## Against llama.cpp/,$p' "$out" 2>/dev/null || true)
 {
     echo "# vramplan benchmark report"
     echo
@@ -47,5 +50,10 @@ out=$root/bench/REPORT.md
     echo "## Compile time"
     echo
     "$root/bench/compile_time.sh"
-} >"$out"
+    if [ -n "$peers" ]; then
+        echo
+        echo "$peers"
+    fi
+} >"$out.new"
+mv "$out.new" "$out"
 echo "wrote $out"

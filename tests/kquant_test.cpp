@@ -307,7 +307,7 @@ TEST_CASE("dot and matrix products on K-quant and fallback rows against a double
 }
 
 namespace {
-// Twenty rows of Q4_K or Q6_K made from the hand-packed block, every row's bytes varied (values,
+// Twenty rows of Q4_K, Q5_K or Q6_K made from the hand-packed block, every row's bytes varied (values,
 // scales, d) so that no lane can stand in for another: as panels of sixteen rows (packing undone
 // gives the blocks back), through every path's tile kernels for one to four tokens, and through
 // the matrix product on panels held as the CPU backend holds them (one panel and four rows as
@@ -325,7 +325,7 @@ void check_panels(const packed<Block, N>& p) {
             for (std::size_t i = 0; i < sizeof(Block); ++i)
                 bytes[i] ^= static_cast<std::uint8_t>(value_at(static_cast<int>(i) + 997 * (r * per_row + b), 256));
             blk.d = to_half(0.5f + 0.125f * static_cast<float>(r + b));
-            if constexpr (F == kernel_format::q4_k) blk.dmin = to_half(0.25f + 0.0625f * static_cast<float>(r));
+            if constexpr (requires { blk.dmin; }) blk.dmin = to_half(0.25f + 0.0625f * static_cast<float>(r));
             for (int j = 0; j < N; ++j) wv[r * cols + b * N + j] = load<F>(&blk, j);
         }
     using panel = typename cpu::k_panel_of<Block>::type;
@@ -353,7 +353,7 @@ void check_panels(const packed<Block, N>& p) {
     };
     std::vector<Block> held(w);
     std::vector<std::uint8_t> scratch;
-    runtime::convert_to_panels(format{F == kernel_format::q4_k ? format_id::q4_k : format_id::q6_k},
+    runtime::convert_to_panels(format{kernel_format_ids[static_cast<std::size_t>(F)]},
                                reinterpret_cast<std::byte*>(held.data()), rows, cols, scratch);
     cpu::thread_pool pool(2);
     for (const auto isa : test_data::cpu_paths()) {
@@ -390,8 +390,10 @@ void check_panels(const packed<Block, N>& p) {
 }
 }  // namespace
 
-TEST_CASE("Q4_K and Q6_K rows as panels of sixteen on every path and in matrix products against a double reference") {
+TEST_CASE(
+    "Q4_K, Q5_K and Q6_K rows as panels of sixteen on every path and in matrix products against a double reference") {
     check_panels<kernel_format::q4_k>(q4_k_block());
+    check_panels<kernel_format::q5_k>(q5_k_block());
     check_panels<kernel_format::q6_k>(q6_k_block());
 }
 

@@ -1,4 +1,4 @@
-// Q4_K and Q6_K weights (the formats of a Q4_K_M file) as panels of sixteen rows, as
+// Q4_K, Q5_K and Q6_K weights (the formats of Q4_K_M and Q5_K_M files) as panels of sixteen rows, as
 // int8_panel.hpp holds Q4_0 and Q8_0, times up to four tokens rounded to Q8_K blocks.
 //
 // Each super-block of 256 values keeps its file bytes, rearranged so that vector lane r is row r:
@@ -9,6 +9,7 @@
 //    byte per row with the low four bits of both (lo[j][r]: scale | min << 4), and per row one
 //    32-bit word of the high two bits of both (bits 4j..4j+1 the scale's, 4j+2..4j+3 the min's):
 //    the same 12 bytes a row, decoded for sixteen rows with a few vector operations.
+//  - Q5_K: Q4_K's panel and the fifth bits (qh) as chunks of their own.
 //  - Q6_K: sixteen sub-blocks of 16 values with signed 8-bit scales; value = d * scale * (q - 32),
 //    q's low four bits in ql and high two in qh, in the file's order within each chunk.
 // The integer sum of a sub-block is exact (the offsets, Q4_K's min and Q6_K's 32, meet Q8_K's
@@ -32,6 +33,14 @@ struct panel_q4_k {
     std::uint32_t hi[panel_rows];        // row r's high bits of all eight scales and mins
     std::uint8_t qs[32][panel_rows][4];  // chunk c: the file's qs bytes 4c..4c+3
 };
+struct panel_q5_k {  // Q4_K's panel with the fifth bits: qh chunk c is the file's qh bytes 4c..4c+3
+    half_bits d[panel_rows];
+    half_bits dmin[panel_rows];
+    std::uint8_t lo[8][panel_rows];
+    std::uint32_t hi[panel_rows];
+    std::uint8_t qh[8][panel_rows][4];
+    std::uint8_t qs[32][panel_rows][4];
+};
 struct panel_q6_k {
     half_bits d[panel_rows];
     std::int8_t scales[16][panel_rows];
@@ -39,6 +48,7 @@ struct panel_q6_k {
     std::uint8_t qh[16][panel_rows][4];
 };
 static_assert(sizeof(panel_q4_k) == panel_rows * sizeof(blocks::q4_k), "a panel keeps the bytes");
+static_assert(sizeof(panel_q5_k) == panel_rows * sizeof(blocks::q5_k), "a panel keeps the bytes");
 static_assert(sizeof(panel_q6_k) == panel_rows * sizeof(blocks::q6_k), "a panel keeps the bytes");
 
 template <class Block>
@@ -46,6 +56,10 @@ struct k_panel_of;
 template <>
 struct k_panel_of<blocks::q4_k> {
     using type = panel_q4_k;
+};
+template <>
+struct k_panel_of<blocks::q5_k> {
+    using type = panel_q5_k;
 };
 template <>
 struct k_panel_of<blocks::q6_k> {
@@ -74,11 +88,13 @@ inline void k4_pack_scales(const int* scale, const int* min, std::uint8_t* s) {
 }
 }  // namespace detail
 
-inline void pack_k_panel(const blocks::q4_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q4_k* out) {
+// Q4_K and Q5_K: the scales rearranged as the panel says, the values' bytes as chunks.
+template <class Block, class Panel>
+inline void pack_k4_panel(const Block* const* rows, std::uint64_t b0, std::uint64_t n, Panel* out) {
     for (std::uint64_t b = 0; b < n; ++b)
         for (int r = 0; r < panel_rows; ++r) {
-            const blocks::q4_k& src = rows[r][b0 + b];
-            panel_q4_k& p = out[b];
+            const Block& src = rows[r][b0 + b];
+            Panel& p = out[b];
             p.d[r] = src.d;
             p.dmin[r] = src.dmin;
             p.hi[r] = 0;
@@ -89,10 +105,13 @@ inline void pack_k_panel(const blocks::q4_k* const* rows, std::uint64_t b0, std:
                 p.hi[r] |= static_cast<std::uint32_t>((scale >> 4) | (min >> 4) << 2) << (4 * j);
             }
             for (int c = 0; c < 32; ++c) std::memcpy(p.qs[c][r], src.qs + 4 * c, 4);
+            if constexpr (requires { src.qh; })
+                for (int c = 0; c < 8; ++c) std::memcpy(p.qh[c][r], src.qh + 4 * c, 4);
         }
 }
-inline blocks::q4_k unpack_k_panel(const panel_q4_k& p, int r) {
-    blocks::q4_k out;
+template <class Block, class Panel>
+inline Block unpack_k4_panel(const Panel& p, int r) {
+    Block out;
     out.d = p.d[r];
     out.dmin = p.dmin[r];
     int scale[8], min[8];
@@ -103,8 +122,18 @@ inline blocks::q4_k unpack_k_panel(const panel_q4_k& p, int r) {
     }
     detail::k4_pack_scales(scale, min, out.scales);
     for (int c = 0; c < 32; ++c) std::memcpy(out.qs + 4 * c, p.qs[c][r], 4);
+    if constexpr (requires { out.qh; })
+        for (int c = 0; c < 8; ++c) std::memcpy(out.qh + 4 * c, p.qh[c][r], 4);
     return out;
 }
+inline void pack_k_panel(const blocks::q4_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q4_k* out) {
+    pack_k4_panel(rows, b0, n, out);
+}
+inline void pack_k_panel(const blocks::q5_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q5_k* out) {
+    pack_k4_panel(rows, b0, n, out);
+}
+inline blocks::q4_k unpack_k_panel(const panel_q4_k& p, int r) { return unpack_k4_panel<blocks::q4_k>(p, r); }
+inline blocks::q5_k unpack_k_panel(const panel_q5_k& p, int r) { return unpack_k4_panel<blocks::q5_k>(p, r); }
 
 inline void pack_k_panel(const blocks::q6_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q6_k* out) {
     for (std::uint64_t b = 0; b < n; ++b)
@@ -178,31 +207,38 @@ VRAMPLAN_AVX512_WARNINGS_OFF
 namespace simd {
 
 // Sub-block j's low bits of scale (0..3) and min (4..7) for the sixteen rows, one per lane.
-VRAMPLAN_TARGET_AVX512_VNNI inline __m512i k4_low_bits(const panel_q4_k& p, int j) {
+template <class Panel>
+VRAMPLAN_TARGET_AVX512_VNNI inline __m512i k4_low_bits(const Panel& p, int j) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p.lo[j])));
 }
 
-// Q4_K with AVX-512 VNNI. Per pair of sub-blocks (64 values, 32 bytes a row): the low nibbles are
-// sub-block 2p, the high ones 2p + 1; each token's integer sums of both, then their f32 scales.
-// The minimums: sum_j min_j * (x's 32-value sum j), as 16-bit pairs in vpdpwssd (min < 64,
-// |sum| <= 32 * 127), subtracted in f32 after the scales.
-template <int Tokens>
-VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_q4_k_avx512_vnni(const panel_q4_k* p, const blocks::q8_k* x,
-                                                                      std::uint64_t stride, std::uint64_t nblocks,
-                                                                      float* out) {
+// Q4_K (and Q5_K, with its fifth bits) with AVX-512 VNNI. Per pair of sub-blocks (64 values, 32 bytes a row): the low
+// nibbles are sub-block 2p, the high ones 2p + 1; each token's integer sums of both, then their f32 scales. The
+// minimums: sum_j min_j * (x's 32-value sum j), as 16-bit pairs in vpdpwssd (min < 64, |sum| <= 32 * 127), subtracted
+// in f32 after the scales. Bit `from` of each byte moved to bit 4 (Q5_K's fifth bit: pair p's low values take bit 2p of
+// qh, its high values bit 2p + 1); a single bit per byte, so 16-bit shifts keep it in its byte.
+VRAMPLAN_TARGET_AVX512_VNNI inline __m512i fifth_bit(__m512i h, int from) {
+    const __m512i bit = _mm512_and_si512(h, _mm512_set1_epi8(static_cast<char>(1 << from)));
+    return from <= 4 ? _mm512_slli_epi16(bit, static_cast<unsigned>(4 - from))
+                     : _mm512_srli_epi16(bit, static_cast<unsigned>(from - 4));
+}
+
+template <class Panel, int Tokens>
+VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel* p, const blocks::q8_k* x,
+                                                                    std::uint64_t stride, std::uint64_t nblocks,
+                                                                    float* out) {
     const __m512i nibble = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi32(3);
     __m512 acc[Tokens];
     VRAMPLAN_UNROLL
     for (int t = 0; t < Tokens; ++t) acc[t] = _mm512_setzero_ps();
     for (std::uint64_t b = 0; b < nblocks; ++b) {
-        const panel_q4_k& pb = p[b];
+        const Panel& pb = p[b];
         const __m512i hi = _mm512_loadu_si512(pb.hi);
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb.d)));
         __m512 sb[Tokens];
         VRAMPLAN_UNROLL
         for (int t = 0; t < Tokens; ++t) sb[t] = _mm512_setzero_ps();
-        const auto* ahead =
-            reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p + b) + 2 * sizeof(panel_q4_k));
+        const auto* ahead = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p + b) + 2 * sizeof(Panel));
         VRAMPLAN_UNROLL
         for (int pair = 0; pair < 4; ++pair) {
             // The block after next into L2, a quarter per step (as the Q6_K kernel says why).
@@ -213,7 +249,12 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_q4_k_avx512_vnni(const pane
             VRAMPLAN_UNROLL
             for (int c = 0; c < 8; ++c) {
                 const __m512i v = _mm512_loadu_si512(pb.qs[8 * pair + c]);
-                const __m512i lo = _mm512_and_si512(v, nibble), hv = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+                __m512i lo = _mm512_and_si512(v, nibble), hv = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+                if constexpr (std::is_same_v<Panel, panel_q5_k>) {
+                    const __m512i h = _mm512_loadu_si512(pb.qh[c]);
+                    lo = _mm512_or_si512(lo, fifth_bit(h, 2 * pair));
+                    hv = _mm512_or_si512(hv, fifth_bit(h, 2 * pair + 1));
+                }
                 VRAMPLAN_UNROLL
                 for (int t = 0; t < Tokens; ++t) {
                     const std::int8_t* xq = x[t * stride + b].qs + 64 * pair;
@@ -360,9 +401,10 @@ inline k_panel_kernels<Block> find_k_panel_kernels() {
     static_assert(panel_tokens == 4, "one kernel per tile width");
 #if VRAMPLAN_X86_SIMD
     if (has_avx512_vnni()) {
-        if constexpr (std::is_same_v<Block, blocks::q4_k>)
-            return {{&simd::k_panel_tile_q4_k_avx512_vnni<1>, &simd::k_panel_tile_q4_k_avx512_vnni<2>,
-                     &simd::k_panel_tile_q4_k_avx512_vnni<3>, &simd::k_panel_tile_q4_k_avx512_vnni<4>}};
+        using P = typename k_panel_of<Block>::type;
+        if constexpr (!std::is_same_v<Block, blocks::q6_k>)
+            return {{&simd::k_panel_tile_k4_avx512_vnni<P, 1>, &simd::k_panel_tile_k4_avx512_vnni<P, 2>,
+                     &simd::k_panel_tile_k4_avx512_vnni<P, 3>, &simd::k_panel_tile_k4_avx512_vnni<P, 4>}};
         else
             return {{&simd::k_panel_tile_q6_k_avx512_vnni<1>, &simd::k_panel_tile_q6_k_avx512_vnni<2>,
                      &simd::k_panel_tile_q6_k_avx512_vnni<3>, &simd::k_panel_tile_q6_k_avx512_vnni<4>}};
