@@ -242,7 +242,8 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel*
         VRAMPLAN_UNROLL
         for (int pair = 0; pair < 4; ++pair) {
             // The block after next into L2, a quarter per step (as the Q6_K kernel says why).
-            for (int i = 0; i < 9; ++i) _mm_prefetch(ahead + 64 * (9 * pair + i), _MM_HINT_T1);
+            constexpr int lines = (sizeof(Panel) + 255) / 256;  // a quarter of the block's cache lines
+            for (int i = 0; i < lines; ++i) _mm_prefetch(ahead + 64 * (lines * pair + i), _MM_HINT_T1);
             __m512i lo_sum[Tokens], hi_sum[Tokens];
             VRAMPLAN_UNROLL
             for (int t = 0; t < Tokens; ++t) lo_sum[t] = hi_sum[t] = _mm512_setzero_si512();
