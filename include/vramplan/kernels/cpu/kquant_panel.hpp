@@ -67,17 +67,7 @@ struct k_panel_of<blocks::q6_k> {
 };
 
 namespace detail {
-// Q4_K's 12-byte scales as GGUF packs them (get_scale_min_k4): sub-blocks 0..3 in the low six
-// bits of bytes j and j + 4; 4..7 split between byte j + 8 and the top bits of bytes j - 4 and j.
-inline void k4_scale_min(const std::uint8_t* s, int j, int& scale, int& min) {
-    if (j < 4) {
-        scale = s[j] & 63;
-        min = s[j + 4] & 63;
-    } else {
-        scale = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-        min = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
-}
+// The inverse of block_decode.hpp's scale_min_k4: eight 6-bit scales and minimums into 12 bytes.
 inline void k4_pack_scales(const int* scale, const int* min, std::uint8_t* s) {
     for (int j = 0; j < 12; ++j) s[j] = 0;
     for (int j = 0; j < 4; ++j) {
@@ -100,7 +90,7 @@ inline void pack_k4_panel(const Block* const* rows, std::uint64_t b0, std::uint6
             p.hi[r] = 0;
             for (int j = 0; j < 8; ++j) {
                 int scale = 0, min = 0;
-                detail::k4_scale_min(src.scales, j, scale, min);
+                kernels::detail::scale_min_k4(src.scales, j, scale, min);
                 p.lo[j][r] = static_cast<std::uint8_t>((scale & 15) | (min & 15) << 4);
                 p.hi[r] |= static_cast<std::uint32_t>((scale >> 4) | (min >> 4) << 2) << (4 * j);
             }
