@@ -212,6 +212,8 @@ BENCHMARK(BM_matvec<kernel_format::q5_k>)->Args({4096, 14336})->UseManualTime()-
 BENCHMARK(BM_matvec<kernel_format::q6_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q2_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q3_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q2_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q3_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q5_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_attention)
     ->ArgNames({"context", "kv_heads"})

@@ -307,7 +307,7 @@ TEST_CASE("dot and matrix products on K-quant and fallback rows against a double
 }
 
 namespace {
-// Twenty rows of Q4_K, Q5_K or Q6_K made from the hand-packed block, every row's bytes varied (values,
+// Twenty rows of a K-quant made from the hand-packed block, every row's bytes varied (values,
 // scales, d) so that no lane can stand in for another: as panels of sixteen rows (packing undone
 // gives the blocks back), through every path's tile kernels for one to four tokens, and through
 // the matrix product on panels held as the CPU backend holds them (one panel and four rows as
@@ -392,6 +392,8 @@ void check_panels(const packed<Block, N>& p) {
 
 TEST_CASE(
     "Q4_K, Q5_K and Q6_K rows as panels of sixteen on every path and in matrix products against a double reference") {
+    check_panels<kernel_format::q2_k>(q2_k_block());
+    check_panels<kernel_format::q3_k>(q3_k_block());
     check_panels<kernel_format::q4_k>(q4_k_block());
     check_panels<kernel_format::q5_k>(q5_k_block());
     check_panels<kernel_format::q6_k>(q6_k_block());

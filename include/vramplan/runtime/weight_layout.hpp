@@ -1,5 +1,5 @@
 // Weights a backend holds in a layout of its own instead of the file's. The CPU backend holds the
-// Q4_0, Q8_0, Q4_K, Q5_K and Q6_K tensors that only matmul ops read as panels of sixteen rows
+// Q4_0, Q8_0 and K-quant (Q2_K to Q6_K) tensors that only matmul ops read as panels of sixteen rows
 // (kernels/cpu/int8_panel.hpp, kquant_panel.hpp), the layout its fastest kernels read. A panel is the file's bytes
 // rearranged, so the plan's sizes and offsets hold as planned: the arena is still the allocation, byte for byte. One
 // rule decides, for the loader that converts each such tensor after reading it and for the forward pass that tells its
@@ -23,13 +23,14 @@ inline constexpr bool holds_panels = requires {
 };
 
 // Whether a weight of this format and output rows, read by the graph's ops as `ref`, is held as
-// panels. Q4_K, Q5_K and Q6_K are, on a processor with AVX-512 VNNI (the one path whose K-quant panel
+// panels. The K-quants are, on a processor with AVX-512 VNNI (the one path whose K-quant panel
 // kernels beat the row kernels): what the processor has, not the cap of VRAMPLAN_CPU_ISA or
 // cpu_isa_scope, so the loader and every forward pass decide alike whatever the cap (under a
 // lower cap, held panels run the portable tile kernels).
 inline bool held_as_panels(const forward_graph& g, weight_ref ref, format f, std::uint64_t rows) {
     const bool int8 = f == format{format_id::q4_0} || f == format{format_id::q8_0};
-    const bool k = (f == format{format_id::q4_k} || f == format{format_id::q5_k} || f == format{format_id::q6_k}) &&
+    const bool k = (f == format{format_id::q2_k} || f == format{format_id::q3_k} || f == format{format_id::q4_k} ||
+                    f == format{format_id::q5_k} || f == format{format_id::q6_k}) &&
                    kernels::cpu::detected_cpu_isa() >= kernels::cpu::cpu_isa::avx512_vnni;
     return (int8 || k) && rows >= kernels::cpu::panel_rows && g.only_multiplied(ref);
 }
@@ -42,6 +43,8 @@ inline void convert_to_panels(format f, std::byte* data, std::uint64_t rows, std
     scratch.resize(panel_rows * tensor_bytes(f, 1, cols));
     if (f == format{format_id::q4_0}) pack_tensor_panels<blocks::q4_0>(at, rows, cols, scratch.data());
     if (f == format{format_id::q8_0}) pack_tensor_panels<blocks::q8_0>(at, rows, cols, scratch.data());
+    if (f == format{format_id::q2_k}) pack_tensor_k_panels<blocks::q2_k>(at, rows, cols, scratch.data());
+    if (f == format{format_id::q3_k}) pack_tensor_k_panels<blocks::q3_k>(at, rows, cols, scratch.data());
     if (f == format{format_id::q4_k}) pack_tensor_k_panels<blocks::q4_k>(at, rows, cols, scratch.data());
     if (f == format{format_id::q5_k}) pack_tensor_k_panels<blocks::q5_k>(at, rows, cols, scratch.data());
     if (f == format{format_id::q6_k}) pack_tensor_k_panels<blocks::q6_k>(at, rows, cols, scratch.data());

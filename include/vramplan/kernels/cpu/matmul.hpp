@@ -25,7 +25,7 @@ struct weight_view {
     const void* data = nullptr;
     std::uint64_t rows = 0;  // output features
     std::uint64_t cols = 0;  // input features (the stored row)
-    // Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: the first rows / 16 panels of sixteen rows are held as panels
+    // Q4_0, Q8_0 and the K-quants: the first rows / 16 panels of sixteen rows are held as panels
     // (int8_panel.hpp, kquant_panel.hpp), each in the bytes its rows had; the rows after them as stored.
     bool panels = false;
     const void* row(std::uint64_t r) const {
@@ -211,7 +211,7 @@ void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens
             return detail::panel_matmul<B, detail::int8_panels<B>>(w, x, y, tokens, pool);
         return detail::int8_matmul<B>(w, x, y, tokens, pool);
     }
-    if constexpr (F == kernel_format::q4_k || F == kernel_format::q5_k || F == kernel_format::q6_k) {
+    if constexpr (is_k_quant(F)) {
         using B = typename block_of<F>::type;
         if (w.panels || (tokens >= panel_min_tokens && k_panels_pay()))
             return detail::panel_matmul<B, detail::k_panels<B>>(w, x, y, tokens, pool);
