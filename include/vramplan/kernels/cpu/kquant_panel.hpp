@@ -1,4 +1,4 @@
-// Q4_K, Q5_K and Q6_K weights (the formats of Q4_K_M and Q5_K_M files) as panels of sixteen rows, as
+// The K-quants (Q2_K to Q6_K, the formats of Q2_K to Q6_K_M files) as panels of sixteen rows, as
 // int8_panel.hpp holds Q4_0 and Q8_0, times up to four tokens rounded to Q8_K blocks.
 //
 // Each super-block of 256 values keeps its file bytes, rearranged so that vector lane r is row r:
@@ -10,10 +10,15 @@
 //    32-bit word of the high two bits of both (bits 4j..4j+1 the scale's, 4j+2..4j+3 the min's):
 //    the same 12 bytes a row, decoded for sixteen rows with a few vector operations.
 //  - Q5_K: Q4_K's panel and the fifth bits (qh) as chunks of their own.
+//  - Q2_K: sixteen sub-blocks of 16 values, 4-bit scale and min in a byte each, as in the file.
+//  - Q3_K: sixteen sub-blocks of 16 with signed 6-bit scales, rearranged as Q4_K's are (the file's
+//    eight bytes of low bits, then a 32-bit word of two high bits per sub-block), and the third
+//    bits (hmask) as chunks.
 //  - Q6_K: sixteen sub-blocks of 16 values with signed 8-bit scales; value = d * scale * (q - 32),
 //    q's low four bits in ql and high two in qh, in the file's order within each chunk.
-// The integer sum of a sub-block is exact (the offsets, Q4_K's min and Q6_K's 32, meet Q8_K's
-// precomputed activation sums in integers); scales are applied in f32 per sub-block.
+// The integer sum of a sub-block is exact (the offsets, Q4_K's and Q2_K's minimums, Q3_K's 4 and
+// Q6_K's 32, meet Q8_K's precomputed activation sums in integers); scales are applied in f32 per
+// sub-block.
 #pragma once
 
 #include <cstdint>
