@@ -14,10 +14,9 @@ namespace test_data {
 inline std::vector<vramplan::kernels::cpu::cpu_isa> cpu_paths() {
     using vramplan::kernels::cpu::cpu_isa;
     std::vector<cpu_isa> out;
-    const cpu_isa have = vramplan::kernels::cpu::detected_cpu_isa();
     for (int i = 0; i < static_cast<int>(cpu_isa::COUNT); ++i) {
         const auto isa = static_cast<cpu_isa>(i);
-        if (isa <= have)
+        if (vramplan::kernels::cpu::runs_cpu_isa(isa))
             out.push_back(isa);
         else
             MESSAGE("skipped: this processor lacks the " << vramplan::kernels::cpu::cpu_isa_name(isa) << " path");

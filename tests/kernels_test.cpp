@@ -214,9 +214,10 @@ void check_int8_rows(std::uint64_t n) {
 TEST_CASE("instruction-set names: each parses to its path, and an unknown one is an error listing them") {
     CHECK(cpu::parse_cpu_isa("portable") == cpu::cpu_isa::portable);
     CHECK(cpu::parse_cpu_isa("avx2") == cpu::cpu_isa::avx2);
+    CHECK(cpu::parse_cpu_isa("avx2-vnni") == cpu::cpu_isa::avx2_vnni);
     CHECK(cpu::parse_cpu_isa("avx512") == cpu::cpu_isa::avx512);
     CHECK(cpu::parse_cpu_isa("avx512-vnni") == cpu::cpu_isa::avx512_vnni);
-    CHECK_THROWS_WITH_AS(cpu::parse_cpu_isa("AVX2"), doctest::Contains("use portable, avx2, avx512 or avx512-vnni"),
+    CHECK_THROWS_WITH_AS(cpu::parse_cpu_isa("AVX2"), doctest::Contains("use portable, avx2, avx2-vnni, avx512 or avx512-vnni"),
                          error);
     // A cap above the processor's best runs the best; a cap below it runs the cap.
     const cpu::cpu_isa_scope top(cpu::cpu_isa::avx512_vnni);

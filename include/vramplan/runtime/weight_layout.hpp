@@ -23,15 +23,15 @@ inline constexpr bool holds_panels = requires {
 };
 
 // Whether a weight of this format and output rows, read by the graph's ops as `ref`, is held as
-// panels. The K-quants are, on a processor with AVX-512 VNNI (the one path whose K-quant panel
-// kernels beat the row kernels): what the processor has, not the cap of VRAMPLAN_CPU_ISA or
-// cpu_isa_scope, so the loader and every forward pass decide alike whatever the cap (under a
-// lower cap, held panels run the portable tile kernels).
+// panels. The K-quants are, on a processor with AVX2 (the paths whose K-quant panel kernels beat
+// the row kernels, kquant_panel.hpp): what the processor has, not the cap of VRAMPLAN_CPU_ISA or
+// cpu_isa_scope, so the loader and every forward pass decide alike whatever the cap (under the
+// portable cap, held panels run the portable tile kernels).
 inline bool held_as_panels(const forward_graph& g, weight_ref ref, format f, std::uint64_t rows) {
     const bool int8 = f == format{format_id::q4_0} || f == format{format_id::q8_0};
     const bool k = (f == format{format_id::q2_k} || f == format{format_id::q3_k} || f == format{format_id::q4_k} ||
                     f == format{format_id::q5_k} || f == format{format_id::q6_k}) &&
-                   kernels::cpu::detected_cpu_isa() >= kernels::cpu::cpu_isa::avx512_vnni;
+                   kernels::cpu::detected_cpu_isa() >= kernels::cpu::cpu_isa::avx2;
     return (int8 || k) && rows >= kernels::cpu::panel_rows && g.only_multiplied(ref);
 }
 

@@ -1,0 +1,273 @@
+// The K-quant panels' tile kernels on 256-bit vectors: AVX2, and AVX_VNNI's vpdpbusd on the
+// avx2-vnni path (byte_dot.hpp). A vector holds eight rows, so each super-block is worked in two
+// halves, rows 0..7 (the first 32 bytes of each chunk) and then rows 8..15, both before the next
+// block: the panel is read once, front to back, as the AVX-512 kernels read it, and the prefetches
+// run ahead of both halves. The sums are the AVX-512 kernels' (kquant_panel_avx512.hpp says why
+// each is exact); without VNNI, vpmaddubsw's 16-bit pair sums of a sub-block add up in 16 bits as
+// far as its values allow (byte_dot_widen) before vpmaddwd widens them.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "vramplan/config.hpp"
+#include "vramplan/kernels/cpu/byte_dot.hpp"
+#include "vramplan/kernels/cpu/int8_panel.hpp"
+#include "vramplan/kernels/cpu/kquant_panel_layout.hpp"
+
+namespace vramplan::kernels::cpu {
+
+#if VRAMPLAN_X86_SIMD
+namespace simd {
+
+// Eight rows' bytes (one per row, rows r0..r0 + 7 of a panel's row of sixteen) as 32-bit lanes.
+VRAMPLAN_TARGET_AVX2 inline __m256i lanes_of(const std::uint8_t* row_bytes) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row_bytes)));
+}
+VRAMPLAN_TARGET_AVX2 inline __m256i lanes_of(const std::int8_t* row_bytes) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row_bytes)));
+}
+VRAMPLAN_TARGET_AVX2 inline __m256 lanes_of(const half_bits* row_halves) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row_halves)));
+}
+VRAMPLAN_TARGET_AVX2 inline __m256i load256(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// Bit `from` of each byte (one bit per byte) moved to bit `to`.
+VRAMPLAN_TARGET_AVX2 inline __m256i move_bit(__m256i h, int from, int to) {
+    const __m256i bit = _mm256_and_si256(h, _mm256_set1_epi8(static_cast<char>(1 << from)));
+    return from <= to ? _mm256_slli_epi16(bit, to - from) : _mm256_srli_epi16(bit, from - to);
+}
+
+// Q4_K and Q5_K: per pair of sub-blocks, the low nibbles are sub-block 2p and the high ones
+// 2p + 1 (Q5_K's fifth bits from bits 2p and 2p + 1 of its qh chunk); the minimums meet x's
+// 32-value sums as 16-bit pairs in vpmaddwd.
+template <bool Vnni, class Panel, int Tokens>
+VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, const blocks::q8_k* x, std::uint64_t stride,
+                                                      std::uint64_t nblocks, float* out) {
+    constexpr bool q5 = std::is_same_v<Panel, panel_q5_k>;
+    constexpr int widen = byte_dot_widen(q5 ? 31 : 15);
+    const __m256i nibble = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi32(3);
+    __m256 acc[2][Tokens];
+    VRAMPLAN_UNROLL
+    for (int t = 0; t < Tokens; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        const Panel& pb = p[b];
+        VRAMPLAN_UNROLL
+        for (int h = 0; h < 2; ++h) {
+            const int r0 = 8 * h;
+            const __m256i hi = load256(pb.hi + r0);
+            const __m256 d = lanes_of(pb.d + r0);
+            __m256 sb[Tokens];
+            VRAMPLAN_UNROLL
+            for (int t = 0; t < Tokens; ++t) sb[t] = _mm256_setzero_ps();
+            VRAMPLAN_UNROLL
+            for (int pair = 0; pair < 4; ++pair) {
+                if (h == 0) prefetch_block_quarter(p + b, pair);
+                __m256i lo_sum[Tokens], hi_sum[Tokens], lo16[Tokens], hi16[Tokens];
+                VRAMPLAN_UNROLL
+                for (int t = 0; t < Tokens; ++t) lo_sum[t] = hi_sum[t] = lo16[t] = hi16[t] = _mm256_setzero_si256();
+                VRAMPLAN_UNROLL
+                for (int c = 0; c < 8; ++c) {
+                    const __m256i v = load256(pb.qs[8 * pair + c][r0]);
+                    __m256i lo = _mm256_and_si256(v, nibble), hv = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+                    if constexpr (q5) {
+                        const __m256i fifth = load256(pb.qh[c][r0]);
+                        lo = _mm256_or_si256(lo, move_bit(fifth, 2 * pair, 4));
+                        hv = _mm256_or_si256(hv, move_bit(fifth, 2 * pair + 1, 4));
+                    }
+                    VRAMPLAN_UNROLL
+                    for (int t = 0; t < Tokens; ++t) {
+                        const std::int8_t* xq = x[t * stride + b].qs + 64 * pair;
+                        byte_dot_step<Vnni, widen, 8>(c, lo_sum[t], lo16[t], lo, _mm256_set1_epi32(x_chunk(xq, c)));
+                        byte_dot_step<Vnni, widen, 8>(c, hi_sum[t], hi16[t], hv, _mm256_set1_epi32(x_chunk(xq, 8 + c)));
+                    }
+                }
+                const int j = 2 * pair;
+                const __m256i s0 =
+                    _mm256_or_si256(_mm256_and_si256(lanes_of(pb.lo[j] + r0), nibble),
+                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 4 * j), three), 4));
+                const __m256i s1 =
+                    _mm256_or_si256(_mm256_and_si256(lanes_of(pb.lo[j + 1] + r0), nibble),
+                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 4 * j + 4), three), 4));
+                const __m256 ds0 = _mm256_mul_ps(d, _mm256_cvtepi32_ps(s0)),
+                             ds1 = _mm256_mul_ps(d, _mm256_cvtepi32_ps(s1));
+                VRAMPLAN_UNROLL
+                for (int t = 0; t < Tokens; ++t) {
+                    sb[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_sum[t]), ds0, sb[t]);
+                    sb[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum[t]), ds1, sb[t]);
+                }
+            }
+            // Minimums as 16-bit pairs (min_2k, min_2k+1) per row.
+            __m256i mins[4];
+            VRAMPLAN_UNROLL
+            for (int k = 0; k < 4; ++k) {
+                const int j = 2 * k;
+                const __m256i m0 =
+                    _mm256_or_si256(_mm256_srli_epi32(lanes_of(pb.lo[j] + r0), 4),
+                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 4 * j + 2), three), 4));
+                const __m256i m1 =
+                    _mm256_or_si256(_mm256_srli_epi32(lanes_of(pb.lo[j + 1] + r0), 4),
+                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 4 * j + 6), three), 4));
+                mins[k] = _mm256_or_si256(m0, _mm256_slli_epi32(m1, 16));
+            }
+            const __m256 dmin = lanes_of(pb.dmin + r0);
+            VRAMPLAN_UNROLL
+            for (int t = 0; t < Tokens; ++t) {
+                const blocks::q8_k& y = x[t * stride + b];
+                // x's eight 32-value sums as 16-bit pairs: lane 0 holds s0..s3 twice, lane 1 s4..s7.
+                const __m256i sums = _mm256_madd_epi16(load256(y.bsums), _mm256_set1_epi16(1));
+                const __m256i pairs = _mm256_packs_epi32(sums, sums);
+                __m256i m = _mm256_madd_epi16(mins[0], _mm256_set1_epi32(_mm256_extract_epi32(pairs, 0)));
+                m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[1], _mm256_set1_epi32(_mm256_extract_epi32(pairs, 1))));
+                m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[2], _mm256_set1_epi32(_mm256_extract_epi32(pairs, 4))));
+                m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[3], _mm256_set1_epi32(_mm256_extract_epi32(pairs, 5))));
+                sb[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, sb[t]);
+                acc[h][t] = _mm256_fmadd_ps(sb[t], _mm256_set1_ps(y.d), acc[h][t]);
+            }
+        }
+    }
+    VRAMPLAN_UNROLL
+    for (int t = 0; t < Tokens; ++t) {
+        _mm256_storeu_ps(out + t * panel_rows, acc[0][t]);
+        _mm256_storeu_ps(out + t * panel_rows + 8, acc[1][t]);
+    }
+}
+
+// Q2_K, Q3_K and Q6_K: chunk position l of half n of the block, rows r0..r0 + 7, as four groups of
+// values (kquant_panel_avx512.hpp's k_small_values says which sub-block each group is of).
+template <class Panel>
+VRAMPLAN_TARGET_AVX2 inline void k_small_values(const Panel& pb, int n, int l, int r0, __m256i* q) {
+    const __m256i two = _mm256_set1_epi8(0x03);
+    if constexpr (std::is_same_v<Panel, panel_q6_k>) {
+        const __m256i nibble = _mm256_set1_epi8(0x0f), b23 = _mm256_set1_epi8(0x0c), b45 = _mm256_set1_epi8(0x30);
+        const __m256i a = load256(pb.ql[16 * n + l][r0]);
+        const __m256i c = load256(pb.ql[16 * n + 8 + l][r0]);
+        const __m256i h = load256(pb.qh[8 * n + l][r0]);
+        q[0] = _mm256_or_si256(_mm256_and_si256(a, nibble), _mm256_slli_epi16(_mm256_and_si256(h, two), 4));
+        q[1] = _mm256_or_si256(_mm256_and_si256(c, nibble), _mm256_slli_epi16(_mm256_and_si256(h, b23), 2));
+        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), nibble), _mm256_and_si256(h, b45));
+        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 4), nibble),
+                               _mm256_and_si256(_mm256_srli_epi16(h, 2), b45));
+    } else {
+        const __m256i v = load256(pb.qs[8 * n + l][r0]);
+        q[0] = _mm256_and_si256(v, two);
+        q[1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), two);
+        q[2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), two);
+        q[3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), two);
+        if constexpr (std::is_same_v<Panel, panel_q3_k>) {
+            const __m256i h = load256(pb.hmask[l][r0]);
+            VRAMPLAN_UNROLL
+            for (int g = 0; g < 4; ++g) q[g] = _mm256_or_si256(q[g], move_bit(h, 4 * n + g, 2));
+        }
+    }
+}
+
+// Sub-block s's scales of rows r0..r0 + 7 as integers, one per lane.
+template <class Panel>
+VRAMPLAN_TARGET_AVX2 inline __m256i k_small_scales(const Panel& pb, int s, int r0) {
+    if constexpr (std::is_same_v<Panel, panel_q6_k>) {
+        return lanes_of(pb.scales[s] + r0);
+    } else if constexpr (std::is_same_v<Panel, panel_q2_k>) {
+        return _mm256_and_si256(lanes_of(pb.scales[s] + r0), _mm256_set1_epi32(15));
+    } else {
+        const __m256i lo = lanes_of(pb.lo[s % 8] + r0);
+        const __m256i low = s < 8 ? _mm256_and_si256(lo, _mm256_set1_epi32(15)) : _mm256_srli_epi32(lo, 4);
+        const __m256i high = _mm256_and_si256(_mm256_srli_epi32(load256(pb.hi + r0), 2 * s), _mm256_set1_epi32(3));
+        return _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
+    }
+}
+
+template <bool Vnni, class Panel, int Tokens>
+VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, const blocks::q8_k* x, std::uint64_t stride,
+                                                         std::uint64_t nblocks, float* out) {
+    constexpr int offset = k_small_offset<Panel>;
+    constexpr int largest = std::is_same_v<Panel, panel_q6_k> ? 63 : std::is_same_v<Panel, panel_q3_k> ? 7 : 3;
+    constexpr int widen = byte_dot_widen(largest);
+    __m256 acc[2][Tokens];
+    VRAMPLAN_UNROLL
+    for (int t = 0; t < Tokens; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        const Panel& pb = p[b];
+        VRAMPLAN_UNROLL
+        for (int h = 0; h < 2; ++h) {
+            const int r0 = 8 * h;
+            const __m256 d = lanes_of(pb.d + r0);
+            __m256 sb[Tokens];
+            VRAMPLAN_UNROLL
+            for (int t = 0; t < Tokens; ++t) sb[t] = _mm256_setzero_ps();
+            VRAMPLAN_UNROLL
+            for (int step = 0; step < 4; ++step) {
+                const int n = step / 2, half = step % 2;
+                if (h == 0) prefetch_block_quarter(p + b, step);
+                // Sub-blocks 8n + 2g + half for the four groups g.
+                __m256i sum[4][Tokens], narrow[4][Tokens];
+                VRAMPLAN_UNROLL
+                for (int g = 0; g < 4; ++g) {
+                    VRAMPLAN_UNROLL
+                    for (int t = 0; t < Tokens; ++t) {
+                        sum[g][t] = _mm256_set1_epi32(-offset * x[t * stride + b].bsums[8 * n + 2 * g + half]);
+                        narrow[g][t] = _mm256_setzero_si256();
+                    }
+                }
+                VRAMPLAN_UNROLL
+                for (int i = 0; i < 4; ++i) {
+                    const int l = 4 * half + i;  // chunk within the half's 32 bytes
+                    __m256i q[4];
+                    k_small_values(pb, n, l, r0, q);
+                    VRAMPLAN_UNROLL
+                    for (int t = 0; t < Tokens; ++t) {
+                        const std::int8_t* xq = x[t * stride + b].qs + 128 * n + 4 * l;
+                        VRAMPLAN_UNROLL
+                        for (int g = 0; g < 4; ++g)
+                            byte_dot_step<Vnni, widen, 4>(i, sum[g][t], narrow[g][t], q[g],
+                                                          _mm256_set1_epi32(x_chunk(xq, 8 * g)));
+                    }
+                }
+                VRAMPLAN_UNROLL
+                for (int g = 0; g < 4; ++g) {
+                    const __m256 ds =
+                        _mm256_mul_ps(d, _mm256_cvtepi32_ps(k_small_scales(pb, 8 * n + 2 * g + half, r0)));
+                    VRAMPLAN_UNROLL
+                    for (int t = 0; t < Tokens; ++t) sb[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[g][t]), ds, sb[t]);
+                }
+            }
+            if constexpr (std::is_same_v<Panel, panel_q2_k>) {
+                // Minimums as 16-bit pairs (min_2k, min_2k+1) per row, against x's pairs of sums.
+                __m256i mins[8];
+                VRAMPLAN_UNROLL
+                for (int k = 0; k < 8; ++k)
+                    mins[k] = _mm256_or_si256(
+                        _mm256_srli_epi32(lanes_of(pb.scales[2 * k] + r0), 4),
+                        _mm256_slli_epi32(_mm256_srli_epi32(lanes_of(pb.scales[2 * k + 1] + r0), 4), 16));
+                const __m256 dmin = lanes_of(pb.dmin + r0);
+                VRAMPLAN_UNROLL
+                for (int t = 0; t < Tokens; ++t) {
+                    const std::int16_t* sums = x[t * stride + b].bsums;
+                    __m256i m = _mm256_setzero_si256();
+                    VRAMPLAN_UNROLL
+                    for (int k = 0; k < 8; ++k) {
+                        std::int32_t pair;
+                        std::memcpy(&pair, sums + 2 * k, 4);
+                        m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[k], _mm256_set1_epi32(pair)));
+                    }
+                    sb[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, sb[t]);
+                }
+            }
+            VRAMPLAN_UNROLL
+            for (int t = 0; t < Tokens; ++t)
+                acc[h][t] = _mm256_fmadd_ps(sb[t], _mm256_set1_ps(x[t * stride + b].d), acc[h][t]);
+        }
+    }
+    VRAMPLAN_UNROLL
+    for (int t = 0; t < Tokens; ++t) {
+        _mm256_storeu_ps(out + t * panel_rows, acc[0][t]);
+        _mm256_storeu_ps(out + t * panel_rows + 8, acc[1][t]);
+    }
+}
+
+}  // namespace simd
+#endif
+
+}  // namespace vramplan::kernels::cpu

@@ -1,0 +1,257 @@
+// The K-quant panels' tile kernels with AVX-512 VNNI: sixteen rows in one 512-bit vector
+// (kquant_panel_layout.hpp holds the layout and says why).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "vramplan/config.hpp"
+#include "vramplan/kernels/cpu/int8_panel.hpp"
+#include "vramplan/kernels/cpu/kquant_panel_layout.hpp"
+
+namespace vramplan::kernels::cpu {
+
+#if VRAMPLAN_X86_SIMD
+VRAMPLAN_AVX512_WARNINGS_OFF
+namespace simd {
+
+// Sub-block j's low bits of scale (0..3) and min (4..7) for the sixteen rows, one per lane.
+template <class Panel>
+VRAMPLAN_TARGET_AVX512_VNNI inline __m512i k4_low_bits(const Panel& p, int j) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p.lo[j])));
+}
+
+// Bit `from` of each byte (one bit per byte) moved to bit `to`: 16-bit shifts keep it in its byte.
+VRAMPLAN_TARGET_AVX512_VNNI inline __m512i move_bit(__m512i h, int from, int to) {
+    const __m512i bit = _mm512_and_si512(h, _mm512_set1_epi8(static_cast<char>(1 << from)));
+    return from <= to ? _mm512_slli_epi16(bit, static_cast<unsigned>(to - from))
+                      : _mm512_srli_epi16(bit, static_cast<unsigned>(from - to));
+}
+
+// Q4_K (and Q5_K, with its fifth bits) with AVX-512 VNNI. Per pair of sub-blocks (64 values, 32
+// bytes a row): the low nibbles are sub-block 2p, the high ones 2p + 1; each token's integer sums
+// of both, then their f32 scales. Q5_K's pair p takes bit 2p of the qh chunk for its low values
+// and bit 2p + 1 for its high ones. The minimums: sum_j min_j * (x's 32-value sum j), as 16-bit
+// pairs in vpdpwssd (min < 64, |sum| <= 32 * 127), subtracted in f32 after the scales.
+template <class Panel, int Tokens>
+VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel* p, const blocks::q8_k* x,
+                                                                    std::uint64_t stride, std::uint64_t nblocks,
+                                                                    float* out) {
+    const __m512i nibble = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi32(3);
+    __m512 acc[Tokens];
+    VRAMPLAN_UNROLL
+    for (int t = 0; t < Tokens; ++t) acc[t] = _mm512_setzero_ps();
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        const Panel& pb = p[b];
+        const __m512i hi = _mm512_loadu_si512(pb.hi);
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb.d)));
+        __m512 sb[Tokens];
+        VRAMPLAN_UNROLL
+        for (int t = 0; t < Tokens; ++t) sb[t] = _mm512_setzero_ps();
+        VRAMPLAN_UNROLL
+        for (int pair = 0; pair < 4; ++pair) {
+            prefetch_block_quarter(p + b, pair);
+            __m512i lo_sum[Tokens], hi_sum[Tokens];
+            VRAMPLAN_UNROLL
+            for (int t = 0; t < Tokens; ++t) lo_sum[t] = hi_sum[t] = _mm512_setzero_si512();
+            VRAMPLAN_UNROLL
+            for (int c = 0; c < 8; ++c) {
+                const __m512i v = _mm512_loadu_si512(pb.qs[8 * pair + c]);
+                __m512i lo = _mm512_and_si512(v, nibble), hv = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+                if constexpr (std::is_same_v<Panel, panel_q5_k>) {
+                    const __m512i h = _mm512_loadu_si512(pb.qh[c]);
+                    lo = _mm512_or_si512(lo, move_bit(h, 2 * pair, 4));
+                    hv = _mm512_or_si512(hv, move_bit(h, 2 * pair + 1, 4));
+                }
+                VRAMPLAN_UNROLL
+                for (int t = 0; t < Tokens; ++t) {
+                    const std::int8_t* xq = x[t * stride + b].qs + 64 * pair;
+                    lo_sum[t] = _mm512_dpbusd_epi32(lo_sum[t], lo, _mm512_set1_epi32(x_chunk(xq, c)));
+                    hi_sum[t] = _mm512_dpbusd_epi32(hi_sum[t], hv, _mm512_set1_epi32(x_chunk(xq, 8 + c)));
+                }
+            }
+            const int j = 2 * pair;
+            const __m512i s0 =
+                _mm512_or_si512(_mm512_and_si512(k4_low_bits(pb, j), nibble),
+                                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 4 * j), three), 4));
+            const __m512i s1 =
+                _mm512_or_si512(_mm512_and_si512(k4_low_bits(pb, j + 1), nibble),
+                                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 4 * j + 4), three), 4));
+            const __m512 ds0 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(s0)), ds1 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(s1));
+            VRAMPLAN_UNROLL
+            for (int t = 0; t < Tokens; ++t) {
+                sb[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo_sum[t]), ds0, sb[t]);
+                sb[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi_sum[t]), ds1, sb[t]);
+            }
+        }
+        // Minimums as 16-bit pairs (min_2k, min_2k+1) per row.
+        __m512i mins[4];
+        VRAMPLAN_UNROLL
+        for (int k = 0; k < 4; ++k) {
+            const int j = 2 * k;
+            const __m512i m0 =
+                _mm512_or_si512(_mm512_srli_epi32(k4_low_bits(pb, j), 4),
+                                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 4 * j + 2), three), 4));
+            const __m512i m1 =
+                _mm512_or_si512(_mm512_srli_epi32(k4_low_bits(pb, j + 1), 4),
+                                _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 4 * j + 6), three), 4));
+            mins[k] = _mm512_or_si512(m0, _mm512_slli_epi32(m1, 16));
+        }
+        const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb.dmin)));
+        VRAMPLAN_UNROLL
+        for (int t = 0; t < Tokens; ++t) {
+            const blocks::q8_k& y = x[t * stride + b];
+            // x's eight 32-value sums, packed as 16-bit pairs in four words.
+            const __m256i sums =
+                _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.bsums)), _mm256_set1_epi16(1));
+            const __m256i pairs = _mm256_packs_epi32(sums, sums);  // lane 0: s0..s3 twice, lane 1: s4..s7 twice
+            __m512i m = _mm512_setzero_si512();
+            m = _mm512_dpwssd_epi32(m, mins[0], _mm512_set1_epi32(_mm256_extract_epi32(pairs, 0)));
+            m = _mm512_dpwssd_epi32(m, mins[1], _mm512_set1_epi32(_mm256_extract_epi32(pairs, 1)));
+            m = _mm512_dpwssd_epi32(m, mins[2], _mm512_set1_epi32(_mm256_extract_epi32(pairs, 4)));
+            m = _mm512_dpwssd_epi32(m, mins[3], _mm512_set1_epi32(_mm256_extract_epi32(pairs, 5)));
+            sb[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), dmin, sb[t]);
+            acc[t] = _mm512_fmadd_ps(sb[t], _mm512_set1_ps(y.d), acc[t]);
+        }
+    }
+    VRAMPLAN_UNROLL
+    for (int t = 0; t < Tokens; ++t) _mm512_storeu_ps(out + t * panel_rows, acc[t]);
+}
+
+// The formats of sixteen-value sub-blocks (Q2_K, Q3_K, Q6_K) with AVX-512 VNNI. A chunk position
+// (half n of the block, bytes 4l..4l+3 of its 32) gives four groups of four values, group g's in
+// sub-block 8n + 2g + l / 4 at element 128n + 32g + 4l, from the chunks that format keeps:
+//  - Q2_K: two bits per value, group g at bits 2g of the qs chunk; value = d scale q - dmin min;
+//  - Q3_K: those two bits plus bit 4n + g of the hmask chunk as the third; value = d scale (q - 4);
+//  - Q6_K: four bits from ql chunks l (groups 0, 2) and l + 8 (1, 3) and two from the qh chunk,
+//    in the file's bit order; value = d scale (q - 32).
+// q is unsigned in vpdpbusd; each sub-block's lanes start at minus the offset times x's 16-value
+// sum, so the offset is exact before the signed scale. Q2_K's minimums meet x's sums as 16-bit
+// pairs in vpdpwssd.
+template <class Panel>
+VRAMPLAN_TARGET_AVX512_VNNI inline void k_small_values(const Panel& pb, int n, int l, __m512i* q) {
+    const __m512i two = _mm512_set1_epi8(0x03);
+    if constexpr (std::is_same_v<Panel, panel_q6_k>) {
+        const __m512i nibble = _mm512_set1_epi8(0x0f), b23 = _mm512_set1_epi8(0x0c), b45 = _mm512_set1_epi8(0x30);
+        const __m512i a = _mm512_loadu_si512(pb.ql[16 * n + l]);
+        const __m512i c = _mm512_loadu_si512(pb.ql[16 * n + 8 + l]);
+        const __m512i h = _mm512_loadu_si512(pb.qh[8 * n + l]);
+        q[0] = _mm512_or_si512(_mm512_and_si512(a, nibble), _mm512_slli_epi16(_mm512_and_si512(h, two), 4));
+        q[1] = _mm512_or_si512(_mm512_and_si512(c, nibble), _mm512_slli_epi16(_mm512_and_si512(h, b23), 2));
+        q[2] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(a, 4), nibble), _mm512_and_si512(h, b45));
+        q[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(c, 4), nibble),
+                               _mm512_and_si512(_mm512_srli_epi16(h, 2), b45));
+    } else {
+        const __m512i v = _mm512_loadu_si512(pb.qs[8 * n + l]);
+        q[0] = _mm512_and_si512(v, two);
+        q[1] = _mm512_and_si512(_mm512_srli_epi16(v, 2), two);
+        q[2] = _mm512_and_si512(_mm512_srli_epi16(v, 4), two);
+        q[3] = _mm512_and_si512(_mm512_srli_epi16(v, 6), two);
+        if constexpr (std::is_same_v<Panel, panel_q3_k>) {
+            const __m512i h = _mm512_loadu_si512(pb.hmask[l]);
+            VRAMPLAN_UNROLL
+            for (int g = 0; g < 4; ++g) q[g] = _mm512_or_si512(q[g], move_bit(h, 4 * n + g, 2));
+        }
+    }
+}
+
+// Sub-block s's sixteen scales as integers, one per lane.
+template <class Panel>
+VRAMPLAN_TARGET_AVX512_VNNI inline __m512i k_small_scales(const Panel& pb, int s) {
+    if constexpr (std::is_same_v<Panel, panel_q6_k>) {
+        return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb.scales[s])));
+    } else if constexpr (std::is_same_v<Panel, panel_q2_k>) {
+        return _mm512_and_si512(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb.scales[s]))),
+                                _mm512_set1_epi32(15));
+    } else {
+        const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb.lo[s % 8])));
+        const __m512i low = s < 8 ? _mm512_and_si512(lo, _mm512_set1_epi32(15)) : _mm512_srli_epi32(lo, 4);
+        const __m512i high =
+            _mm512_and_si512(_mm512_srli_epi32(_mm512_loadu_si512(pb.hi), 2 * s), _mm512_set1_epi32(3));
+        return _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
+    }
+}
+
+template <class Panel, int Tokens>
+VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_small_avx512_vnni(const Panel* p, const blocks::q8_k* x,
+                                                                       std::uint64_t stride, std::uint64_t nblocks,
+                                                                       float* out) {
+    constexpr int offset = k_small_offset<Panel>;
+    __m512 acc[Tokens];
+    VRAMPLAN_UNROLL
+    for (int t = 0; t < Tokens; ++t) acc[t] = _mm512_setzero_ps();
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        const Panel& pb = p[b];
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb.d)));
+        __m512 sb[Tokens];
+        VRAMPLAN_UNROLL
+        for (int t = 0; t < Tokens; ++t) sb[t] = _mm512_setzero_ps();
+        VRAMPLAN_UNROLL
+        for (int step = 0; step < 4; ++step) {
+            const int n = step / 2, half = step % 2;
+            prefetch_block_quarter(p + b, step);
+            // Sub-blocks 8n + 2g + half for the four groups g.
+            __m512i sum[4][Tokens];
+            VRAMPLAN_UNROLL
+            for (int g = 0; g < 4; ++g) {
+                VRAMPLAN_UNROLL
+                for (int t = 0; t < Tokens; ++t)
+                    sum[g][t] = _mm512_set1_epi32(-offset * x[t * stride + b].bsums[8 * n + 2 * g + half]);
+            }
+            VRAMPLAN_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                const int l = 4 * half + i;  // chunk within the half's 32 bytes
+                __m512i q[4];
+                k_small_values(pb, n, l, q);
+                VRAMPLAN_UNROLL
+                for (int t = 0; t < Tokens; ++t) {
+                    const std::int8_t* xq = x[t * stride + b].qs + 128 * n + 4 * l;
+                    VRAMPLAN_UNROLL
+                    for (int g = 0; g < 4; ++g)
+                        sum[g][t] = _mm512_dpbusd_epi32(sum[g][t], q[g], _mm512_set1_epi32(x_chunk(xq, 8 * g)));
+                }
+            }
+            VRAMPLAN_UNROLL
+            for (int g = 0; g < 4; ++g) {
+                const __m512 ds = _mm512_mul_ps(d, _mm512_cvtepi32_ps(k_small_scales(pb, 8 * n + 2 * g + half)));
+                VRAMPLAN_UNROLL
+                for (int t = 0; t < Tokens; ++t) sb[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g][t]), ds, sb[t]);
+            }
+        }
+        if constexpr (std::is_same_v<Panel, panel_q2_k>) {
+            // Minimums as 16-bit pairs (min_2k, min_2k+1) per row, against x's pairs of sums.
+            __m512i mins[8];
+            VRAMPLAN_UNROLL
+            for (int k = 0; k < 8; ++k) {
+                const __m512i m0 = _mm512_srli_epi32(
+                    _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb.scales[2 * k]))), 4);
+                const __m512i m1 = _mm512_srli_epi32(
+                    _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb.scales[2 * k + 1]))), 4);
+                mins[k] = _mm512_or_si512(m0, _mm512_slli_epi32(m1, 16));
+            }
+            const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb.dmin)));
+            VRAMPLAN_UNROLL
+            for (int t = 0; t < Tokens; ++t) {
+                const std::int16_t* sums = x[t * stride + b].bsums;
+                __m512i m = _mm512_setzero_si512();
+                VRAMPLAN_UNROLL
+                for (int k = 0; k < 8; ++k) {
+                    std::int32_t pair;
+                    std::memcpy(&pair, sums + 2 * k, 4);
+                    m = _mm512_dpwssd_epi32(m, mins[k], _mm512_set1_epi32(pair));
+                }
+                sb[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), dmin, sb[t]);
+            }
+        }
+        VRAMPLAN_UNROLL
+        for (int t = 0; t < Tokens; ++t) acc[t] = _mm512_fmadd_ps(sb[t], _mm512_set1_ps(x[t * stride + b].d), acc[t]);
+    }
+    VRAMPLAN_UNROLL
+    for (int t = 0; t < Tokens; ++t) _mm512_storeu_ps(out + t * panel_rows, acc[t]);
+}
+
+}  // namespace simd
+VRAMPLAN_AVX512_WARNINGS_ON
+#endif
+
+}  // namespace vramplan::kernels::cpu

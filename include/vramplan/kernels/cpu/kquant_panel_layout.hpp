@@ -1,0 +1,293 @@
+// The K-quants (Q2_K to Q6_K, the formats of Q2_K to Q6_K_M files) as panels of sixteen rows, as
+// int8_panel.hpp holds Q4_0 and Q8_0, times up to four tokens rounded to Q8_K blocks.
+//
+// Each super-block of 256 values keeps its file bytes, rearranged so that vector lane r is row r:
+// the quantized values as 4-byte chunks of all sixteen rows side by side (one vpdpbusd multiplies
+// sixteen rows by one broadcast chunk of x), and the sub-block scales as vectors of sixteen rows.
+//  - Q4_K: a sub-block of 32 values is scale * q - min with 6-bit scale and min. The file packs
+//    the sixteen 6-bit numbers of a super-block into 12 bytes; a panel holds, per sub-block j, one
+//    byte per row with the low four bits of both (lo[j][r]: scale | min << 4), and per row one
+//    32-bit word of the high two bits of both (bits 4j..4j+1 the scale's, 4j+2..4j+3 the min's):
+//    the same 12 bytes a row, decoded for sixteen rows with a few vector operations.
+//  - Q5_K: Q4_K's panel and the fifth bits (qh) as chunks of their own.
+//  - Q2_K: sixteen sub-blocks of 16 values, 4-bit scale and min in a byte each, as in the file.
+//  - Q3_K: sixteen sub-blocks of 16 with signed 6-bit scales, rearranged as Q4_K's are (the file's
+//    eight bytes of low bits, then a 32-bit word of two high bits per sub-block), and the third
+//    bits (hmask) as chunks.
+//  - Q6_K: sixteen sub-blocks of 16 values with signed 8-bit scales; value = d * scale * (q - 32),
+//    q's low four bits in ql and high two in qh, in the file's order within each chunk.
+// The integer sum of a sub-block is exact (the offsets, Q4_K's and Q2_K's minimums, Q3_K's 4 and
+// Q6_K's 32, meet Q8_K's precomputed activation sums in integers); scales are applied in f32 per
+// sub-block.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "vramplan/config.hpp"
+#include "vramplan/kernels/block_math.hpp"
+#include "vramplan/kernels/cpu/int8_panel.hpp"
+
+namespace vramplan::kernels::cpu {
+
+struct panel_q4_k {
+    half_bits d[panel_rows];
+    half_bits dmin[panel_rows];
+    std::uint8_t lo[8][panel_rows];      // sub-block j's scale (bits 0..3) and min (4..7), low bits
+    std::uint32_t hi[panel_rows];        // row r's high bits of all eight scales and mins
+    std::uint8_t qs[32][panel_rows][4];  // chunk c: the file's qs bytes 4c..4c+3
+};
+struct panel_q5_k {  // Q4_K's panel with the fifth bits: qh chunk c is the file's qh bytes 4c..4c+3
+    half_bits d[panel_rows];
+    half_bits dmin[panel_rows];
+    std::uint8_t lo[8][panel_rows];
+    std::uint32_t hi[panel_rows];
+    std::uint8_t qh[8][panel_rows][4];
+    std::uint8_t qs[32][panel_rows][4];
+};
+struct panel_q2_k {
+    half_bits d[panel_rows];
+    half_bits dmin[panel_rows];
+    std::uint8_t scales[16][panel_rows];  // sub-block s: scale (bits 0..3) and min (4..7), as in the file
+    std::uint8_t qs[16][panel_rows][4];
+};
+struct panel_q3_k {
+    half_bits d[panel_rows];
+    std::uint8_t lo[8][panel_rows];  // the file's scale bytes 0..7: low bits of sub-blocks j and j + 8
+    std::uint32_t hi[panel_rows];    // sub-block s's top two bits at bits 2s..2s+1
+    std::uint8_t hmask[8][panel_rows][4];
+    std::uint8_t qs[16][panel_rows][4];
+};
+struct panel_q6_k {
+    half_bits d[panel_rows];
+    std::int8_t scales[16][panel_rows];
+    std::uint8_t ql[32][panel_rows][4];
+    std::uint8_t qh[16][panel_rows][4];
+};
+static_assert(sizeof(panel_q2_k) == panel_rows * sizeof(blocks::q2_k), "a panel keeps the bytes");
+static_assert(sizeof(panel_q3_k) == panel_rows * sizeof(blocks::q3_k), "a panel keeps the bytes");
+static_assert(sizeof(panel_q4_k) == panel_rows * sizeof(blocks::q4_k), "a panel keeps the bytes");
+static_assert(sizeof(panel_q5_k) == panel_rows * sizeof(blocks::q5_k), "a panel keeps the bytes");
+static_assert(sizeof(panel_q6_k) == panel_rows * sizeof(blocks::q6_k), "a panel keeps the bytes");
+
+template <class Block>
+struct k_panel_of;
+template <>
+struct k_panel_of<blocks::q2_k> {
+    using type = panel_q2_k;
+};
+template <>
+struct k_panel_of<blocks::q3_k> {
+    using type = panel_q3_k;
+};
+template <>
+struct k_panel_of<blocks::q4_k> {
+    using type = panel_q4_k;
+};
+template <>
+struct k_panel_of<blocks::q5_k> {
+    using type = panel_q5_k;
+};
+template <>
+struct k_panel_of<blocks::q6_k> {
+    using type = panel_q6_k;
+};
+
+namespace detail {
+// The inverse of block_decode.hpp's scale_min_k4: eight 6-bit scales and minimums into 12 bytes.
+inline void k4_pack_scales(const int* scale, const int* min, std::uint8_t* s) {
+    for (int j = 0; j < 12; ++j) s[j] = 0;
+    for (int j = 0; j < 4; ++j) {
+        s[j] = static_cast<std::uint8_t>(scale[j] | ((scale[j + 4] >> 4) << 6));
+        s[j + 4] = static_cast<std::uint8_t>(min[j] | ((min[j + 4] >> 4) << 6));
+        s[j + 8] = static_cast<std::uint8_t>((scale[j + 4] & 0x0f) | ((min[j + 4] & 0x0f) << 4));
+    }
+}
+}  // namespace detail
+
+// Q4_K and Q5_K: the scales rearranged as the panel says, the values' bytes as chunks.
+template <class Block, class Panel>
+inline void pack_k4_panel(const Block* const* rows, std::uint64_t b0, std::uint64_t n, Panel* out) {
+    for (std::uint64_t b = 0; b < n; ++b)
+        for (int r = 0; r < panel_rows; ++r) {
+            const Block& src = rows[r][b0 + b];
+            Panel& p = out[b];
+            p.d[r] = src.d;
+            p.dmin[r] = src.dmin;
+            p.hi[r] = 0;
+            for (int j = 0; j < 8; ++j) {
+                int scale = 0, min = 0;
+                kernels::detail::scale_min_k4(src.scales, j, scale, min);
+                p.lo[j][r] = static_cast<std::uint8_t>((scale & 15) | (min & 15) << 4);
+                p.hi[r] |= static_cast<std::uint32_t>((scale >> 4) | (min >> 4) << 2) << (4 * j);
+            }
+            for (int c = 0; c < 32; ++c) std::memcpy(p.qs[c][r], src.qs + 4 * c, 4);
+            if constexpr (requires { src.qh; })
+                for (int c = 0; c < 8; ++c) std::memcpy(p.qh[c][r], src.qh + 4 * c, 4);
+        }
+}
+template <class Block, class Panel>
+inline Block unpack_k4_panel(const Panel& p, int r) {
+    Block out;
+    out.d = p.d[r];
+    out.dmin = p.dmin[r];
+    int scale[8], min[8];
+    for (int j = 0; j < 8; ++j) {
+        const std::uint32_t high = p.hi[r] >> (4 * j);
+        scale[j] = (p.lo[j][r] & 15) | static_cast<int>(high & 3) << 4;
+        min[j] = (p.lo[j][r] >> 4) | static_cast<int>((high >> 2) & 3) << 4;
+    }
+    detail::k4_pack_scales(scale, min, out.scales);
+    for (int c = 0; c < 32; ++c) std::memcpy(out.qs + 4 * c, p.qs[c][r], 4);
+    if constexpr (requires { out.qh; })
+        for (int c = 0; c < 8; ++c) std::memcpy(out.qh + 4 * c, p.qh[c][r], 4);
+    return out;
+}
+inline void pack_k_panel(const blocks::q4_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q4_k* out) {
+    pack_k4_panel(rows, b0, n, out);
+}
+inline void pack_k_panel(const blocks::q5_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q5_k* out) {
+    pack_k4_panel(rows, b0, n, out);
+}
+inline blocks::q4_k unpack_k_panel(const panel_q4_k& p, int r) { return unpack_k4_panel<blocks::q4_k>(p, r); }
+inline blocks::q5_k unpack_k_panel(const panel_q5_k& p, int r) { return unpack_k4_panel<blocks::q5_k>(p, r); }
+
+inline void pack_k_panel(const blocks::q2_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q2_k* out) {
+    for (std::uint64_t b = 0; b < n; ++b)
+        for (int r = 0; r < panel_rows; ++r) {
+            const blocks::q2_k& src = rows[r][b0 + b];
+            panel_q2_k& p = out[b];
+            p.d[r] = src.d;
+            p.dmin[r] = src.dmin;
+            for (int s = 0; s < 16; ++s) p.scales[s][r] = src.scales[s];
+            for (int c = 0; c < 16; ++c) std::memcpy(p.qs[c][r], src.qs + 4 * c, 4);
+        }
+}
+inline blocks::q2_k unpack_k_panel(const panel_q2_k& p, int r) {
+    blocks::q2_k out;
+    out.d = p.d[r];
+    out.dmin = p.dmin[r];
+    for (int s = 0; s < 16; ++s) out.scales[s] = p.scales[s][r];
+    for (int c = 0; c < 16; ++c) std::memcpy(out.qs + 4 * c, p.qs[c][r], 4);
+    return out;
+}
+
+// Q3_K's file scales: bytes 0..7 hold the low four bits of sub-blocks j (low nibble) and j + 8
+// (high); byte 8 + s % 4 holds sub-block s's top two bits at bit 2 (s / 4) (block_decode.hpp).
+inline void pack_k_panel(const blocks::q3_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q3_k* out) {
+    for (std::uint64_t b = 0; b < n; ++b)
+        for (int r = 0; r < panel_rows; ++r) {
+            const blocks::q3_k& src = rows[r][b0 + b];
+            panel_q3_k& p = out[b];
+            p.d[r] = src.d;
+            for (int j = 0; j < 8; ++j) p.lo[j][r] = src.scales[j];
+            p.hi[r] = 0;
+            for (int sub = 0; sub < 16; ++sub)
+                p.hi[r] |= static_cast<std::uint32_t>((src.scales[8 + sub % 4] >> (2 * (sub / 4))) & 3) << (2 * sub);
+            for (int c = 0; c < 8; ++c) std::memcpy(p.hmask[c][r], src.hmask + 4 * c, 4);
+            for (int c = 0; c < 16; ++c) std::memcpy(p.qs[c][r], src.qs + 4 * c, 4);
+        }
+}
+inline blocks::q3_k unpack_k_panel(const panel_q3_k& p, int r) {
+    blocks::q3_k out;
+    out.d = p.d[r];
+    for (int j = 0; j < 8; ++j) out.scales[j] = p.lo[j][r];
+    for (int k = 0; k < 4; ++k) {
+        std::uint32_t byte = 0;
+        for (int q = 0; q < 4; ++q) byte |= ((p.hi[r] >> (2 * (4 * q + k))) & 3) << (2 * q);
+        out.scales[8 + k] = static_cast<std::uint8_t>(byte);
+    }
+    for (int c = 0; c < 8; ++c) std::memcpy(out.hmask + 4 * c, p.hmask[c][r], 4);
+    for (int c = 0; c < 16; ++c) std::memcpy(out.qs + 4 * c, p.qs[c][r], 4);
+    return out;
+}
+
+inline void pack_k_panel(const blocks::q6_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q6_k* out) {
+    for (std::uint64_t b = 0; b < n; ++b)
+        for (int r = 0; r < panel_rows; ++r) {
+            const blocks::q6_k& src = rows[r][b0 + b];
+            panel_q6_k& p = out[b];
+            for (int c = 0; c < 32; ++c) std::memcpy(p.ql[c][r], src.ql + 4 * c, 4);
+            for (int c = 0; c < 16; ++c) std::memcpy(p.qh[c][r], src.qh + 4 * c, 4);
+            for (int s = 0; s < 16; ++s) p.scales[s][r] = src.scales[s];
+            p.d[r] = src.d;
+        }
+}
+inline blocks::q6_k unpack_k_panel(const panel_q6_k& p, int r) {
+    blocks::q6_k out;
+    for (int c = 0; c < 32; ++c) std::memcpy(out.ql + 4 * c, p.ql[c][r], 4);
+    for (int c = 0; c < 16; ++c) std::memcpy(out.qh + 4 * c, p.qh[c][r], 4);
+    for (int s = 0; s < 16; ++s) out.scales[s] = p.scales[s][r];
+    out.d = p.d[r];
+    return out;
+}
+
+// A tensor's first rows / 16 * 16 rows as panels, in place (pack_tensor_panels' twin).
+template <class Block>
+inline void pack_tensor_k_panels(std::uint8_t* data, std::uint64_t rows, std::uint64_t cols, std::uint8_t* scratch) {
+    using P = typename k_panel_of<Block>::type;
+    const std::uint64_t nblocks = cols / blocks::qk_k, row_bytes = nblocks * sizeof(Block);
+    for (std::uint64_t g = 0; g < rows / panel_rows; ++g) {
+        std::uint8_t* at = data + g * panel_rows * row_bytes;
+        std::memcpy(scratch, at, panel_rows * row_bytes);
+        const Block* src[panel_rows];
+        for (int r = 0; r < panel_rows; ++r) src[r] = reinterpret_cast<const Block*>(scratch + r * row_bytes);
+        pack_k_panel(src, 0, nblocks, reinterpret_cast<P*>(at));
+    }
+}
+
+// out[t * 16 + r] = row r of the panel's nblocks super-blocks times token t's Q8_K blocks
+// x[t * stride ..].
+template <class Block>
+using k_panel_tile_fn = void (*)(const typename k_panel_of<Block>::type* p, const blocks::q8_k* x, std::uint64_t stride,
+                                 std::uint64_t nblocks, float* out);
+
+// The portable path: each row's super-block decoded by block_decode.hpp's element functions and
+// multiplied as dot_q8_k_portable does.
+template <class Block, int Tokens>
+inline void k_panel_tile_portable(const typename k_panel_of<Block>::type* p, const blocks::q8_k* x,
+                                  std::uint64_t stride, std::uint64_t nblocks, float* out) {
+    constexpr int sub = sub_block_size(static_cast<const Block*>(nullptr));
+    for (int i = 0; i < Tokens * panel_rows; ++i) out[i] = 0.0f;
+    for (std::uint64_t b = 0; b < nblocks; ++b)
+        for (int r = 0; r < panel_rows; ++r) {
+            const Block w = unpack_k_panel(p[b], r);
+            for (int t = 0; t < Tokens; ++t) {
+                const blocks::q8_k& y = x[t * stride + b];
+                float block = 0.0f;
+                for (int s = 0; s < blocks::qk_k / sub; ++s) {
+                    std::int32_t products = 0, sum = 0;
+                    for (int j = s * sub; j < (s + 1) * sub; ++j) {
+                        products += quant_value(w, j) * y.qs[j];
+                        sum += y.qs[j];
+                    }
+                    const block_affine a = sub_affine(w, s);
+                    block += a.scale * static_cast<float>(products) - a.min * static_cast<float>(sum);
+                }
+                out[t * panel_rows + r] += y.d * block;
+            }
+        }
+}
+
+// The constant that the values of the sixteen-value formats are stored above: value = d scale (q -
+// offset) for Q3_K and Q6_K; Q2_K's minimums are apart.
+template <class Panel>
+inline constexpr int k_small_offset = std::is_same_v<Panel, panel_q6_k>   ? 32
+                                      : std::is_same_v<Panel, panel_q3_k> ? 4
+                                                                          : 0;
+
+// Quarter `step` (0..3) of the cache lines of the super-block after next into L2, one quarter per
+// step of a kernel's work on this one, so the requests stay in flight beside the arithmetic.
+// Q6_K's three runs of lines (ql's two halves and qh) are read interleaved, which the hardware
+// prefetchers follow poorly. Measured on two cores of the AMD EPYC over 400 MB of 2048 x 5632
+// Q6_K copies: 12-17 GB/s without, 17-21 into L1 (prefetcht0: the core's miss buffers fill), 28-41
+// into L2; further ahead (8 blocks) 26-36. Q4_K gains less (about 5%), and takes it too.
+// The address is formed as an integer: two blocks past a tensor's last is past its end.
+template <class Panel>
+inline void prefetch_block_quarter(const Panel* block, int step) {
+    constexpr int lines = (sizeof(Panel) + 255) / 256;
+    const std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(block) + 2 * sizeof(Panel) + 64 * lines * step;
+    for (int i = 0; i < lines; ++i) __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64 * i), 0, 2);
+}
+
+}  // namespace vramplan::kernels::cpu
