@@ -206,7 +206,7 @@ TEST_CASE("models and gpus and the SVG picture") {
     CHECK(m.out.find("  131072  llama3.1-8b") != std::string::npos);  // Llama-3.1-8B's trained context
     const auto g = run("gpus");
     CHECK(g.out.find("Jetson AGX Orin 64GB") != std::string::npos);
-    CHECK(lines(g.out) == 1 + 67);  // a header and the catalog
+    CHECK(lines(g.out) == 1 + 69);  // a header and the catalog
     const std::string svg = temp("vramplan_cli.svg");
     CHECK(run("plan -m llama3.1-70b -g 4090 --weights q4_0 --gpu-layers auto --svg " + svg).rc == 0);
     std::ifstream in(svg);

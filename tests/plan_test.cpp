@@ -250,6 +250,13 @@ TEST_CASE("the catalog has at least 15 devices with capacity and bandwidths and 
     CHECK(targets::by_name("H200").capacity == 141ull << 30);       // binary, as the driver counts it
     CHECK(targets::by_name("H200").capacity > 149'551'185'920ull);  // what one H200 had free
     CHECK(with_reserve(targets::by_name("4090"), 0).budget() == 24ull << 30);
+    // Blackwell data-center parts: a DGX B200's 1,440 GB over eight GPUs; an NVL72's 13.4 TB over 72,
+    // behind a Grace whose 900 GB/s NVLink-C2C (both directions) two GPUs share.
+    CHECK(targets::by_name("b200").capacity == 180ull << 30);
+    CHECK(targets::by_name("HGX B200").memory_bandwidth == 8000ull * 1000 * 1000 * 1000);
+    CHECK(targets::by_name("gb200").capacity == 186ull << 30);
+    CHECK(targets::by_name("gb200").link_bandwidth == 900ull * 1000 * 1000 * 1000 / 4);
+    CHECK(targets::by_name("gb200").cc_major == 10);
 }
 
 TEST_CASE("the lifetime packer stays within 3% of the lower bound on random lifetimes") {

@@ -335,6 +335,34 @@ struct h200_141gb {
                                        .unified = false,
                                        .aliases = "h200 h200-141gb"};
 };
+// NVIDIA DGX B200 user guide: eight B200 GPUs with 1,440 GB of HBM3e together, 180 GB each; HGX B200:
+// 8 TB/s per GPU; hosts on PCIe 5.0 x16; compute capability 10.0 (sm_100)
+struct b200_180gb {
+    static constexpr target_desc value{.name = "B200 180GB",
+                                       .capacity = 180 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 8000 * GBps,
+                                       .link_bandwidth = 64 * GBps,
+                                       .cc_major = 10,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "b200 hgx-b200 dgx-b200 b200-180gb"};
+};
+// NVIDIA GB200 NVL72: 72 Blackwell GPUs with up to 13.4 TB of HBM3e and 576 TB/s together (186 GB and
+// 8 TB/s each); each Grace CPU reaches its two GPUs over NVLink-C2C at 900 GB/s, both directions
+// together, so a GPU streaming from the Grace's LPDDR5X while its neighbour does gets 225 GB/s per
+// direction; compute capability 10.0
+struct gb200_186gb {
+    static constexpr target_desc value{.name = "GB200 186GB",
+                                       .capacity = 186 * GiB,
+                                       .reserve = 1 * GiB,
+                                       .memory_bandwidth = 8000 * GBps,
+                                       .link_bandwidth = 225 * GBps,
+                                       .cc_major = 10,
+                                       .cc_minor = 0,
+                                       .unified = false,
+                                       .aliases = "gb200 gb200-nvl72 gb200-186gb"};
+};
 // Jetson Orin Nano 8GB module: 8 GB LPDDR5, 68 GB/s, shared with the CPU
 struct jetson_orin_nano_8gb {
     static constexpr target_desc value{.name = "Jetson Orin Nano 8GB",
@@ -826,8 +854,8 @@ struct rtx_5060_ti_16gb {
 
 // Families in order, desktop then laptop parts (their memory clocks and PCIe lanes are the laptop
 // maker's, so their rates are 0: unknown, and decode is not predicted), then workstation, data
-// center and Jetson.
-inline constexpr std::array<target_desc, 67> catalog{
+// center and Jetson. The count follows from the list.
+inline constexpr auto catalog = std::to_array<target_desc>({
     gtx_1060_6gb::value,
     gtx_1070::value,
     gtx_1080::value,
@@ -891,11 +919,13 @@ inline constexpr std::array<target_desc, 67> catalog{
     h100_pcie::value,
     h100_nvl::value,
     h200_141gb::value,
+    b200_180gb::value,
+    gb200_186gb::value,
     jetson_orin_nano_8gb::value,
     jetson_orin_nx_16gb::value,
     jetson_agx_orin_64gb::value,
     jetson_agx_thor::value,
-};
+});
 
 inline const target_desc* find(std::string_view name) { return vramplan::detail::find_by_name(catalog, name, "GPU"); }
 
