@@ -4,8 +4,9 @@
 // Reserves cover the CUDA context (about 300-500 MiB on recent drivers with lazy module loading),
 // library workspaces and memory the driver keeps: 512 MiB on consumer cards, 1 GiB on data-center
 // and workstation cards (larger contexts, ECC bookkeeping), 1.5 GiB on Jetson where the operating
-// system shares the memory. Memory bandwidth is the vendor's peak; link bandwidth is the PCIe peak
-// per direction (Gen3 x16 16 GB/s, Gen4 x16 32 GB/s, Gen4 x8 16 GB/s, Gen5 x16 64 GB/s). A name
+// system shares the memory. Memory bandwidth is the vendor's peak; link bandwidth is the host link's
+// peak per direction: PCIe (Gen3 x16 16 GB/s, Gen4 x16 32 GB/s, Gen4 x8 16 GB/s, Gen5 x16 64 GB/s),
+// or a GB200's share of its Grace's NVLink-C2C. A name
 // several entries share ("h100", "4060 ti") is ambiguous and lists them.
 #pragma once
 
