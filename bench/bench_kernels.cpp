@@ -230,8 +230,8 @@ BENCHMARK(BM_matvec<kernel_format::q8_0>)->Args({4096, 14336})->UseManualTime()-
 BENCHMARK(BM_matvec<kernel_format::q4_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q8_0, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q4_0, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
-// The K-quants and the fallbacks: rows times activations rounded to Q8_K (kquant_dot.hpp), and
-// Q4_K, Q5_K and Q6_K (the formats of Q4_K_M and Q5_K_M files) also as panels.
+// The K-quants: rows times activations rounded to Q8_K (kquant_dot.hpp), and as panels; then the
+// 32-value fallbacks, rows times activations rounded to Q8_0 (int8_dot.hpp).
 BENCHMARK(BM_matvec<kernel_format::q4_k>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q4_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q5_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -243,6 +243,9 @@ BENCHMARK(BM_matvec<kernel_format::q3_k>)->Args({4096, 14336})->UseManualTime()-
 BENCHMARK(BM_matvec<kernel_format::q2_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q3_k, true>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q5_0>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q4_1>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::q5_1>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec<kernel_format::iq4_nl>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_attention)
     ->ArgNames({"context", "kv_heads"})
     ->ArgsProduct({{1024, 4096, 8192, 16384}, {8, 32}})

@@ -6,6 +6,7 @@
 
 #include "fixtures.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,8 @@
 #include "vramplan/kernels/cpu/convert.hpp"
 #include "vramplan/kernels/cpu/dispatch.hpp"
 #include "vramplan/kernels/cpu/elementwise.hpp"
+#include "vramplan/kernels/cpu/int8_dot.hpp"
+#include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/kquant_dot.hpp"
 #include "vramplan/kernels/cpu/kquant_panel.hpp"
 #include "vramplan/plan/plan.hpp"
@@ -231,6 +234,21 @@ std::vector<double> rounded_q8_k(const std::vector<float>& x) {
     return out;
 }
 
+// x rounded to Q8_0 as GGUF defines it, written here from the definition: per 32 values, with a
+// the largest magnitude, d = a / 127 stored as f16, q = round-half-away(x / d) (0 where a is 0),
+// value f16(d) q.
+std::vector<double> rounded_q8_0(const std::vector<float>& x) {
+    std::vector<double> out(x.size());
+    for (std::size_t b = 0; b < x.size() / 32; ++b) {
+        float a = 0;
+        for (int j = 0; j < 32; ++j) a = std::max(a, std::fabs(x[b * 32 + j]));
+        const float d = a / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        const double stored = static_cast<double>(to_float(to_half(d)));
+        for (int j = 0; j < 32; ++j) out[b * 32 + j] = stored * static_cast<double>(std::round(x[b * 32 + j] * id));
+    }
+    return out;
+}
+
 // The sums are exact in integers or short in floats: a few roundings of the largest terms, far
 // below any mistake in a scale or a bit.
 double tight(double magnitude) { return 1e-5 * magnitude + 1e-6; }
@@ -262,11 +280,9 @@ void check_products(const packed<Block, N>& p) {
         const auto [ref, mag] = reference(r, x, 0);
         CHECK(std::fabs(cpu::dot<F>(&w[r * per_row], x.data(), cols) - ref) <= tight(mag));
     }
-    // Matrix products: K-quant weights meet activations rounded to Q8_K and multiply in integers
-    // (the AVX2 path where the processor has it, the portable one always), the 32-value formats
-    // meet the activations as they are.
-    std::vector<double> xr(x.begin(), x.end());
-    if constexpr (is_k_quant(F)) xr = rounded_q8_k(x);
+    // Matrix products: K-quant weights meet activations rounded to Q8_K, the 32-value formats
+    // activations rounded to Q8_0, and multiply in integers.
+    const std::vector<double> xr = is_k_quant(F) ? rounded_q8_k(x) : rounded_q8_0(x);
     cpu::thread_pool pool(2);
     std::vector<float> y(2 * rows);
     cpu::find_matmul(F)(cpu::weight_view{F, w.data(), rows, cols}, x.data(), y.data(), 2, pool);
@@ -304,6 +320,75 @@ TEST_CASE("K-quant and fallback blocks packed by hand from GGUF's layouts decode
 
 TEST_CASE("dot and matrix products on K-quant and fallback rows against a double reference") {
     for_every_format([]<kernel_format F>(const auto& p) { check_products<F>(p); });
+}
+
+namespace {
+// Eleven rows of a 32-value fallback made from the hand-packed block, every row's bytes varied
+// (values, fifth bits, d and m) so that no row or lane can stand in for another, through every
+// path's row kernels (eight rows, and three) and matrix products of one, two and nine tokens,
+// against a double reference over the values load<F> decodes and x rounded to Q8_0. Three blocks
+// a row: the AVX-512 path pairs blocks, so the last one meets x's zero block.
+template <kernel_format F, class Block, int N>
+void check_fallback_rows(const packed<Block, N>& p) {
+    CAPTURE(kernel_format_name(F));
+    constexpr int rows = 11, per_row = 3, cols = N * per_row, tokens = 9;
+    std::vector<Block> w(rows * per_row, p.block);
+    std::vector<double> wv(rows * cols);
+    for (int r = 0; r < rows; ++r)
+        for (int b = 0; b < per_row; ++b) {
+            Block& blk = w[r * per_row + b];
+            auto* bytes = reinterpret_cast<std::uint8_t*>(&blk);
+            for (std::size_t i = 0; i < sizeof(Block); ++i)
+                bytes[i] ^= static_cast<std::uint8_t>(value_at(static_cast<int>(i) + 997 * (r * per_row + b), 256));
+            blk.d = to_half(0.5f + 0.125f * static_cast<float>(r + b));
+            if constexpr (requires { blk.m; }) blk.m = to_half(-1.25f + 0.375f * static_cast<float>(r - b));
+            for (int j = 0; j < N; ++j) wv[r * cols + b * N + j] = load<F>(&blk, j);
+        }
+    const auto x = test_data::random_values(tokens * cols, 13);
+    const auto xr = rounded_q8_0(x);
+    auto reference = [&](int r, int t) {
+        double ref = 0, mag = 0;
+        for (int c = 0; c < cols; ++c) {
+            ref += wv[r * cols + c] * xr[t * cols + c];
+            mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
+        }
+        return std::pair{ref, mag};
+    };
+    cpu::rounded_blocks<per_row + 1> xq;
+    xq.round(x.data(), 0, per_row);
+    xq.clear(per_row);
+    const Block* ptrs[8];
+    for (int r = 0; r < 8; ++r) ptrs[r] = &w[r * per_row];
+    cpu::thread_pool pool(2);
+    for (const auto isa : test_data::cpu_paths()) {
+        CAPTURE(cpu::cpu_isa_name(isa));
+        const cpu::cpu_isa_scope path(isa);
+        float out[8];
+        cpu::paced_prefetch none;
+        cpu::find_int8_rows<Block, 8>()(ptrs, {xq.qs, xq.d, xq.sum}, per_row, out, none);
+        for (int r = 0; r < 8; ++r) CHECK(std::fabs(out[r] - reference(r, 0).first) <= tight(reference(r, 0).second));
+        cpu::find_int8_rows<Block, 3>()(ptrs + 5, {xq.qs, xq.d, xq.sum}, per_row, out, none);
+        for (int r = 0; r < 3; ++r)
+            CHECK(std::fabs(out[r] - reference(5 + r, 0).first) <= tight(reference(5 + r, 0).second));
+        for (int n : {1, 2, tokens}) {
+            CAPTURE(n);
+            std::vector<float> y(n * rows);
+            cpu::find_matmul(F)(cpu::weight_view{F, w.data(), rows, cols}, x.data(), y.data(), n, pool);
+            for (int t = 0; t < n; ++t)
+                for (int r = 0; r < rows; ++r) {
+                    const auto [ref, mag] = reference(r, t);
+                    CHECK(std::fabs(y[t * rows + r] - ref) <= tight(mag));
+                }
+        }
+    }
+}
+}  // namespace
+
+TEST_CASE("Q4_1, Q5_0, Q5_1 and IQ4_NL rows times Q8_0-rounded activations on every path against a double reference") {
+    check_fallback_rows<kernel_format::q4_1>(q4_1_block());
+    check_fallback_rows<kernel_format::q5_0>(q5_0_block());
+    check_fallback_rows<kernel_format::q5_1>(q5_1_block());
+    check_fallback_rows<kernel_format::iq4_nl>(iq4_nl_block());
 }
 
 namespace {

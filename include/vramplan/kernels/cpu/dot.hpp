@@ -141,21 +141,24 @@ VRAMPLAN_TARGET_AVX2 inline void to_f32_q4_0(const blocks::q4_0* v, float* y, st
     }
 }
 
-// The 32 values of a Q4_0 block in element order as unsigned bytes (0..15, before the -8): the 16
-// packed bytes go to both halves of a register and only the upper half is shifted, so the low
-// nibbles (elements 0..15) and the high ones (16..31) come out of one load, shift and mask.
-VRAMPLAN_TARGET_AVX2 inline __m256i q4_0_nibbles(const blocks::q4_0& w) {
-    const __m256i packed = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs)));
+// The 32 nibbles of a 32-value block's 16 packed bytes (Q4_0's layout, which Q4_1, Q5_0, Q5_1 and
+// IQ4_NL share: byte k holds element k low and element k + 16 high) in element order as bytes: the
+// 16 bytes go to both halves of a register and only the upper half is shifted, so the low nibbles
+// (elements 0..15) and the high ones (16..31) come out of one load, shift and mask.
+VRAMPLAN_TARGET_AVX2 inline __m256i nibbles_in_order(const std::uint8_t* qs) {
+    const __m256i packed = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
     return _mm256_and_si256(_mm256_srlv_epi32(packed, _mm256_set_epi32(4, 4, 4, 4, 0, 0, 0, 0)),
                             _mm256_set1_epi8(0x0f));
 }
+// A Q4_0 block's values as unsigned bytes (0..15, before the -8).
+VRAMPLAN_TARGET_AVX2 inline __m256i q4_0_nibbles(const blocks::q4_0& w) { return nibbles_in_order(w.qs); }
 
 }  // namespace simd
 #endif
 
-// The formats decoded block by block into floats before they meet x: the K-quants and the
-// 32-value fallbacks (their integer paths are speed work still to come; this one is exact to the
-// decoded values and reads each block once).
+// The formats decoded block by block into floats before they meet f32 values x: the K-quants and
+// the 32-value fallbacks (exact to the decoded values, each block read once). Matrix products
+// take them in integers instead (matmul.hpp); this dot product is the one against unrounded x.
 template <kernel_format F>
 inline constexpr bool decodes_to_floats = F != kernel_format::f32&& F != kernel_format::f16&& F !=
                                           kernel_format::bf16&& F != kernel_format::q8_0&& F != kernel_format::q4_0;

@@ -1,7 +1,8 @@
 // Matrix products with stored weights and f32 activations, f32 accumulation: Y[t][r] = sum_c
 // W[r][c] X[t][c]. On the GPU the activations are f16 (W8A16, W4A16); here they are f32, except
-// that Q4_0 and Q8_0 weights meet activations rounded to Q8_0 (W4A8, W8A8: int8_dot.hpp) and
-// K-quant weights activations rounded to Q8_K (kquant_dot.hpp), all multiplied in integers.
+// that the 32-value block formats (Q4_0, Q8_0 and the fallbacks Q4_1, Q5_0, Q5_1, IQ4_NL) meet
+// activations rounded to Q8_0 (W4A8, W8A8: int8_dot.hpp) and K-quant weights activations rounded
+// to Q8_K (kquant_dot.hpp), all multiplied in integers.
 // Rows of W are split across threads; each weight row is read once per call whatever the number
 // of tokens, which is what makes decode (one token) bandwidth-bound rather than compute-bound.
 #pragma once
@@ -35,7 +36,7 @@ struct weight_view {
 };
 
 namespace detail {
-// Q4_0 and Q8_0 weights multiply activations rounded to Q8_0 blocks, on every path (int8_dot.hpp).
+// 32-value block weights multiply activations rounded to Q8_0 blocks, on every path (int8_dot.hpp).
 // Each thread rounds up to 2048 blocks of x on its stack (no allocation): a slice of the columns
 // for as many tokens as fit, so that a prefill multiplies each group of weight rows with many
 // tokens while the rows are in cache, instead of streaming the whole matrix from memory once per
@@ -201,29 +202,26 @@ inline constexpr std::uint64_t panel_min_tokens = 8;
 
 template <kernel_format F>
 void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
-    if constexpr (F == kernel_format::q4_0 || F == kernel_format::q8_0) {
+    using namespace detail;
+    if constexpr (widens_to_floats<F>) {
+        return float_matmul<F>(w, x, y, tokens, pool);
+    } else if constexpr (is_k_quant(F)) {
         using B = typename block_of<F>::type;
+        if (w.panels || (tokens >= panel_min_tokens && k_panels_pay()))
+            return panel_matmul<B, k_panels<B>>(w, x, y, tokens, pool);
+        return kquant_matmul<F>(w.data, w.rows, w.cols, x, y, tokens, pool);
+    } else {
+        using B = typename block_of<F>::type;
+        static_assert(int8_block<B>, "every kernel format has a matrix product");
         // Rows as stored: a few tokens (decode) read them with the row kernels; more tokens pack
         // them into panels on the way. Measured on two cores of the AMD EPYC (AVX-512 VNNI): at
         // 2 tokens packing ran at 0.65 of the row kernels, at 4 even, at 16 2.5x, at 512 3.5x;
-        // panels held from load ran at 4-6x from 16 tokens on.
-        if (w.panels || tokens >= panel_min_tokens)
-            return detail::panel_matmul<B, detail::int8_panels<B>>(w, x, y, tokens, pool);
-        return detail::int8_matmul<B>(w, x, y, tokens, pool);
+        // panels held from load ran at 4-6x from 16 tokens on. The fallbacks (Q4_1, Q5_0, Q5_1,
+        // IQ4_NL) have no panel layout: their rows serve every number of tokens.
+        if constexpr (F == kernel_format::q4_0 || F == kernel_format::q8_0)
+            if (w.panels || tokens >= panel_min_tokens) return panel_matmul<B, int8_panels<B>>(w, x, y, tokens, pool);
+        return int8_matmul<B>(w, x, y, tokens, pool);
     }
-    if constexpr (is_k_quant(F)) {
-        using B = typename block_of<F>::type;
-        if (w.panels || (tokens >= panel_min_tokens && k_panels_pay()))
-            return detail::panel_matmul<B, detail::k_panels<B>>(w, x, y, tokens, pool);
-    }
-    if constexpr (is_k_quant(F)) return kquant_matmul<F>(w.data, w.rows, w.cols, x, y, tokens, pool);
-    if constexpr (widens_to_floats<F>) return detail::float_matmul<F>(w, x, y, tokens, pool);
-    pool.parallel_for(w.rows, [&](std::uint64_t begin, std::uint64_t end) {
-        for (std::uint64_t r = begin; r < end; ++r) {
-            const void* row = w.row(r);
-            for (std::uint64_t t = 0; t < tokens; ++t) y[t * w.rows + r] = dot<F>(row, x + t * w.cols, w.cols);
-        }
-    });
 }
 
 }  // namespace vramplan::kernels::cpu
