@@ -7,11 +7,18 @@
 #include "fixtures.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <random>
+#include <vector>
 
 #include "greedy.hpp"
+#include "isa_paths.hpp"
+#include "random_values.hpp"
 #include "reference_run.hpp"
+#include "rounded_activations.hpp"
 #include "vramplan/io/tokenizer.hpp"
+#include "vramplan/kernels/cpu/experts.hpp"
 #include "vramplan/kernels/ffn_math.hpp"
 
 using namespace vramplan;
@@ -40,6 +47,112 @@ TEST_CASE("the router takes the softmax's k largest, ties to the lower index, re
     kernels::route_row(logits, 1, 1, false, ids, w);
     CHECK(ids[0] == 0);
     CHECK(w[0] == doctest::Approx(1.0));
+}
+
+namespace {
+// A stacked weight of four experts (planes of 20 rows: a panel of sixteen and four more, 256
+// columns) in format F, random blocks with small finite scales, and its values as load<F> decodes.
+template <kernels::kernel_format F>
+std::pair<std::vector<std::uint8_t>, std::vector<double>> random_experts(std::uint64_t planes, std::uint64_t n,
+                                                                         std::uint64_t k_in) {
+    const std::uint64_t row = kernels::kernel_row_bytes(F, k_in);
+    std::vector<std::uint8_t> w(planes * n * row);
+    std::vector<double> values(planes * n * k_in);
+    if constexpr (F == kernels::kernel_format::f32) {
+        const auto v = test_data::random_values(planes * n * k_in, 5);
+        std::memcpy(w.data(), v.data(), w.size());
+    } else {
+        using B = typename kernels::block_of<F>::type;
+        std::mt19937 gen(3);
+        for (auto& b : w) b = static_cast<std::uint8_t>(gen());
+        auto* blocks = reinterpret_cast<B*>(w.data());
+        for (std::uint64_t i = 0; i < w.size() / sizeof(B); ++i) {
+            blocks[i].d = to_half(0.01f * static_cast<float>(1 + i % 7));
+            if constexpr (requires { blocks[i].dmin; }) blocks[i].dmin = to_half(0.002f * static_cast<float>(1 + i % 3));
+        }
+    }
+    for (std::uint64_t r = 0; r < planes * n; ++r)
+        for (std::uint64_t c = 0; c < k_in; ++c) values[r * k_in + c] = kernels::load<F>(w.data() + r * row, c);
+    return {w, values};
+}
+
+// Thirteen tokens routed two ways each over four experts: expert 1 takes nine rows (enough for the
+// panel kernels), expert 0 three, expert 2 the rest and expert 3 none. Each routed row against a
+// double reference over its expert's decoded values and x rounded as the format's product rounds
+// it, for x per token and x per routed row, on every path.
+template <kernels::kernel_format F>
+void check_expert_products() {
+    namespace cpu = kernels::cpu;
+    CAPTURE(kernels::kernel_format_name(F));
+    constexpr std::uint64_t planes = 4, n = 20, k_in = 256, tokens = 13, k = 2;
+    const auto [w, wv] = random_experts<F>(planes, n, k_in);
+    std::vector<std::int32_t> ids(tokens * k);
+    for (std::uint64_t t = 0; t < tokens; ++t) {
+        ids[t * k] = t < 9 ? 1 : 2;
+        ids[t * k + 1] = t < 3 ? 0 : 2;
+    }
+    const auto x = test_data::random_values(tokens * k * k_in, 9);
+    const std::vector<double> xr = F == kernels::kernel_format::f32 ? std::vector<double>(x.begin(), x.end())
+                                   : kernels::is_k_quant(F)        ? test_data::rounded_q8_k(x)
+                                                                   : test_data::rounded_q8_0(x);
+    cpu::thread_pool pool(2);
+    for (const auto isa : test_data::cpu_paths()) {
+        CAPTURE(cpu::cpu_isa_name(isa));
+        const cpu::cpu_isa_scope path(isa);
+        for (bool per_route : {false, true}) {
+            CAPTURE(per_route);
+            std::vector<float> y(tokens * k * n, -1.0f);
+            cpu::expert_matmul(cpu::find_matmul_rows(F), F, w.data(), planes, x.data(), per_route, ids.data(),
+                               y.data(), n, k_in, tokens, k, pool);
+            for (std::uint64_t r = 0; r < tokens * k; ++r)
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    const std::uint64_t xrow = per_route ? r : r / k;
+                    double ref = 0, mag = 0;
+                    for (std::uint64_t c = 0; c < k_in; ++c) {
+                        const double p = wv[(ids[r] * n + i) * k_in + c] * xr[xrow * k_in + c];
+                        ref += p;
+                        mag += std::fabs(p);
+                    }
+                    CHECK(std::fabs(y[r * n + i] - ref) <= 1e-5 * mag + 1e-6);
+                }
+        }
+    }
+}
+}  // namespace
+
+namespace {
+// The token counts of the products expert_matmul asks for, each then computed as f32.
+std::vector<std::uint64_t> product_tokens;
+void counting_product(const kernels::cpu::weight_view& w, const kernels::cpu::token_rows& io,
+                      kernels::cpu::thread_pool& pool) {
+    product_tokens.push_back(io.count);
+    kernels::cpu::find_matmul_rows(kernels::kernel_format::f32)(w, io, pool);
+}
+}  // namespace
+
+TEST_CASE("an expert's routed rows are one matrix product: each routed row against a double reference") {
+    // One product per expert that has rows, in expert order: 3, 9 and 14 rows, none for expert 3.
+    {
+        constexpr std::uint64_t n = 4, k_in = 8, tokens = 13, k = 2;
+        std::vector<float> w(4 * n * k_in, 0.5f), x(tokens * k_in, 1.0f), y(tokens * k * n);
+        std::vector<std::int32_t> ids(tokens * k);
+        for (std::uint64_t t = 0; t < tokens; ++t) {
+            ids[t * k] = t < 9 ? 1 : 2;
+            ids[t * k + 1] = t < 3 ? 0 : 2;
+        }
+        kernels::cpu::thread_pool pool(2);
+        product_tokens.clear();
+        kernels::cpu::expert_matmul(&counting_product, kernels::kernel_format::f32, w.data(), 4, x.data(), false,
+                                    ids.data(), y.data(), n, k_in, tokens, k, pool);
+        CHECK(product_tokens == std::vector<std::uint64_t>{3, 9, 14});
+        for (float v : y) CHECK(v == 4.0f);  // 8 columns of 0.5 x 1
+    }
+    check_expert_products<kernels::kernel_format::f32>();
+    check_expert_products<kernels::kernel_format::q8_0>();
+    check_expert_products<kernels::kernel_format::q4_0>();
+    check_expert_products<kernels::kernel_format::q5_0>();
+    check_expert_products<kernels::kernel_format::q4_k>();
+    check_expert_products<kernels::kernel_format::q6_k>();
 }
 
 TEST_CASE("GELU is the tanh form and the sigmoid gate is 1 / (1 + e^-x)") {

@@ -69,10 +69,15 @@ public:
     using kv_append_kernel = kernels::cpu::kv_append_fn;
     using attention_kernel = kernels::cpu::attention_fn;
 
-    using expert_matmul_kernel = matmul_kernel;
+    struct expert_matmul_kernel {
+        kernels::kernel_format fmt{};
+        kernels::cpu::matmul_rows_fn fn = nullptr;
+    };
 
     matmul_kernel find_matmul(kernels::kernel_format f) const { return {f, kernels::cpu::find_matmul(f)}; }
-    expert_matmul_kernel find_expert_matmul(kernels::kernel_format f) const { return find_matmul(f); }
+    expert_matmul_kernel find_expert_matmul(kernels::kernel_format f) const {
+        return {f, kernels::cpu::find_matmul_rows(f)};
+    }
     embed_kernel find_embed(kernels::kernel_format f) const { return f; }
     kv_append_kernel find_kv_append(kernels::kernel_format f) const { return kernels::cpu::find_kv_append(f); }
     attention_kernel find_attention(kernels::kernel_format f, std::uint64_t head_dim) const {

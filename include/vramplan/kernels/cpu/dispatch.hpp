@@ -14,12 +14,17 @@
 namespace vramplan::kernels::cpu {
 
 using matmul_fn = void (*)(const weight_view&, const float*, float*, std::uint64_t, thread_pool&);
+using matmul_rows_fn = void (*)(const weight_view&, const token_rows&, thread_pool&);
 using attention_fn = void (*)(const attention_args&, thread_pool&);
 using kv_append_fn = void (*)(const float*, const float*, const std::int32_t*, const std::int32_t*, std::uint64_t,
                               std::uint64_t, std::uint64_t, void*, void*);
 
 inline matmul_fn find_matmul(kernel_format w) {
     return with_kernel_format(w, [](auto f) { return matmul_fn{&matmul<f()>}; });
+}
+
+inline matmul_rows_fn find_matmul_rows(kernel_format w) {
+    return with_kernel_format(w, [](auto f) { return matmul_rows_fn{&matmul_rows<f()>}; });
 }
 
 inline attention_fn find_attention(kernel_format kv, std::uint64_t head_dim) {

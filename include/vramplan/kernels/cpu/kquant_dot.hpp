@@ -14,6 +14,7 @@
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
+#include "vramplan/kernels/cpu/token_rows.hpp"
 
 namespace vramplan::kernels::cpu {
 
@@ -176,8 +177,8 @@ inline float dot_q8_k(const void* row, const blocks::q8_k* y, std::uint64_t nblo
 // blocks of x on its stack (no allocation): a slice of the columns for as many tokens as fit, so
 // each weight row is read once per pass whatever the number of tokens.
 template <kernel_format F>
-void kquant_matmul(const void* data, std::uint64_t rows, std::uint64_t cols, const float* x, float* y,
-                   std::uint64_t tokens, thread_pool& pool) {
+void kquant_matmul(const void* data, std::uint64_t rows, std::uint64_t cols, const token_rows& io, thread_pool& pool) {
+    const std::uint64_t tokens = io.count;
     constexpr std::uint64_t stack_blocks = 512;
     const std::uint64_t nblocks = cols / blocks::qk_k, row_bytes = kernel_row_bytes(F, cols);
     const std::uint64_t slice = nblocks < stack_blocks ? nblocks : stack_blocks;
@@ -190,13 +191,13 @@ void kquant_matmul(const void* data, std::uint64_t rows, std::uint64_t cols, con
                 const std::uint64_t nt = tokens - t0 < tokens_per_pass ? tokens - t0 : tokens_per_pass;
                 for (std::uint64_t t = 0; t < nt; ++t)
                     for (std::uint64_t b = 0; b < nb; ++b)
-                        quantize_block(x + (t0 + t) * cols + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
+                        quantize_block(io.x_row(t0 + t, cols) + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
                 for (std::uint64_t r = begin; r < end; ++r) {
                     const auto* row = static_cast<const std::uint8_t*>(data) + r * row_bytes +
                                       b0 * static_cast<std::uint64_t>(block_bytes(F));
                     for (std::uint64_t t = 0; t < nt; ++t) {
                         const float part = dot_q8_k<F>(row, xq + t * nb, nb);
-                        float& out = y[(t0 + t) * rows + r];
+                        float& out = io.y_row(t0 + t, rows)[r];
                         out = b0 == 0 ? part : out + part;
                     }
                 }

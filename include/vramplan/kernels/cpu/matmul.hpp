@@ -18,6 +18,7 @@
 #include "vramplan/kernels/cpu/kquant_panel.hpp"
 #include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
+#include "vramplan/kernels/cpu/token_rows.hpp"
 
 namespace vramplan::kernels::cpu {
 
@@ -43,7 +44,8 @@ namespace detail {
 // token. Each token's blocks start at an even block (the AVX-512 path loads two at a time, aligned),
 // an odd count padded with a zero block.
 template <class Block>
-void int8_matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
+void int8_matmul(const weight_view& w, const token_rows& io, thread_pool& pool) {
+    const std::uint64_t tokens = io.count;
     constexpr std::uint64_t stack_blocks = 2048;
     constexpr int group = 8;  // rows per pass: eight weight streams share each block of x
     const std::uint64_t nblocks = w.cols / blocks::qk;
@@ -58,7 +60,7 @@ void int8_matmul(const weight_view& w, const float* x, float* y, std::uint64_t t
             for (std::uint64_t t0 = 0; t0 < tokens; t0 += tokens_per_pass) {
                 const std::uint64_t nt = std::min(tokens_per_pass, tokens - t0);
                 for (std::uint64_t t = 0; t < nt; ++t) {
-                    xq.round(x + (t0 + t) * w.cols + b0 * blocks::qk, t * stride, nb);
+                    xq.round(io.x_row(t0 + t, w.cols) + b0 * blocks::qk, t * stride, nb);
                     if (nb % 2) xq.clear(t * stride + nb);
                 }
                 for (std::uint64_t g = begin; g < end; ++g) {
@@ -81,7 +83,7 @@ void int8_matmul(const weight_view& w, const float* x, float* y, std::uint64_t t
                         float part[group];
                         rows_fn(rows, {xq.qs + t * stride * blocks::qk, xq.d + t * stride, xq.sum + t * stride}, nb,
                                 part, next);
-                        float* out = y + (t0 + t) * w.rows;
+                        float* out = io.y_row(t0 + t, w.rows);
                         for (std::uint64_t i = 0; i < group && group * g + i < w.rows; ++i)
                             out[group * g + i] = b0 == 0 ? part[i] : out[group * g + i] + part[i];
                     }
@@ -132,7 +134,8 @@ struct k_panels {
 // they are fewer than sixteen) is packed on the thread's stack, a slice of columns at a time, for
 // the tokens of each pass; the activations of a pass are rounded once per thread as in int8_matmul.
 template <class Block, class Family>
-void panel_matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
+void panel_matmul(const weight_view& w, const token_rows& io, thread_pool& pool) {
+    const std::uint64_t tokens = io.count;
     using panel = typename Family::panel;
     constexpr std::uint64_t x_blocks = Family::x_blocks, pack_blocks = Family::pack_blocks;
     const std::uint64_t nblocks = w.cols / Family::elements;
@@ -150,7 +153,7 @@ void panel_matmul(const weight_view& w, const float* x, float* y, std::uint64_t 
             for (std::uint64_t t0 = 0; t0 < tokens; t0 += per_pass) {
                 const std::uint64_t nt = std::min(per_pass, tokens - t0);
                 for (std::uint64_t t = 0; t < nt; ++t)
-                    xq.round(x + (t0 + t) * w.cols + b0 * Family::elements, t * slice, nb);
+                    xq.round(io.x_row(t0 + t, w.cols) + b0 * Family::elements, t * slice, nb);
                 for (std::uint64_t g = begin; g < end; ++g) {
                     const panel* p = packed;
                     if (g < held) {
@@ -167,7 +170,7 @@ void panel_matmul(const weight_view& w, const float* x, float* y, std::uint64_t 
                         float part[panel_tokens * panel_rows];
                         k.tile[n - 1](p, xq.at(tt * slice), slice, nb, part);
                         for (std::uint64_t t = 0; t < n; ++t) {
-                            float* out = y + (t0 + tt + t) * w.rows + panel_rows * g;
+                            float* out = io.y_row(t0 + tt + t, w.rows) + panel_rows * g;
                             for (std::uint64_t r = 0; r < panel_rows && panel_rows * g + r < w.rows; ++r)
                                 out[r] = b0 == 0 ? part[t * panel_rows + r] : out[r] + part[t * panel_rows + r];
                         }
@@ -180,18 +183,18 @@ void panel_matmul(const weight_view& w, const float* x, float* y, std::uint64_t 
 
 // f32, f16 and bf16 weights: groups of float_rows rows against each token (float_rows.hpp).
 template <kernel_format F>
-void float_matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
+void float_matmul(const weight_view& w, const token_rows& io, thread_pool& pool) {
     const float_rows_fn rows_fn = find_float_rows<F>();
     pool.parallel_for((w.rows + float_rows - 1) / float_rows, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t g = begin; g < end; ++g) {
             // The last group repeats its last row where the matrix runs out.
             const void* rows[float_rows];
             for (std::uint64_t i = 0; i < float_rows; ++i) rows[i] = w.row(std::min(float_rows * g + i, w.rows - 1));
-            for (std::uint64_t t = 0; t < tokens; ++t) {
+            for (std::uint64_t t = 0; t < io.count; ++t) {
                 float part[float_rows];
-                rows_fn(rows, x + t * w.cols, w.cols, part);
-                for (std::uint64_t i = 0; i < float_rows && float_rows * g + i < w.rows; ++i)
-                    y[t * w.rows + float_rows * g + i] = part[i];
+                rows_fn(rows, io.x_row(t, w.cols), w.cols, part);
+                float* out = io.y_row(t, w.rows) + float_rows * g;
+                for (std::uint64_t i = 0; i < float_rows && float_rows * g + i < w.rows; ++i) out[i] = part[i];
             }
         }
     });
@@ -200,16 +203,18 @@ void float_matmul(const weight_view& w, const float* x, float* y, std::uint64_t 
 
 inline constexpr std::uint64_t panel_min_tokens = 8;
 
+// The product over the rows io names (token_rows.hpp).
 template <kernel_format F>
-void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
+void matmul_rows(const weight_view& w, const token_rows& io, thread_pool& pool) {
     using namespace detail;
+    const std::uint64_t tokens = io.count;
     if constexpr (widens_to_floats<F>) {
-        return float_matmul<F>(w, x, y, tokens, pool);
+        return float_matmul<F>(w, io, pool);
     } else if constexpr (is_k_quant(F)) {
         using B = typename block_of<F>::type;
         if (w.panels || (tokens >= panel_min_tokens && k_panels_pay()))
-            return panel_matmul<B, k_panels<B>>(w, x, y, tokens, pool);
-        return kquant_matmul<F>(w.data, w.rows, w.cols, x, y, tokens, pool);
+            return panel_matmul<B, k_panels<B>>(w, io, pool);
+        return kquant_matmul<F>(w.data, w.rows, w.cols, io, pool);
     } else {
         using B = typename block_of<F>::type;
         static_assert(int8_block<B>, "every kernel format has a matrix product");
@@ -219,9 +224,15 @@ void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens
         // panels held from load ran at 4-6x from 16 tokens on. The fallbacks (Q4_1, Q5_0, Q5_1,
         // IQ4_NL) have no panel layout: their rows serve every number of tokens.
         if constexpr (F == kernel_format::q4_0 || F == kernel_format::q8_0)
-            if (w.panels || tokens >= panel_min_tokens) return panel_matmul<B, int8_panels<B>>(w, x, y, tokens, pool);
-        return int8_matmul<B>(w, x, y, tokens, pool);
+            if (w.panels || tokens >= panel_min_tokens) return panel_matmul<B, int8_panels<B>>(w, io, pool);
+        return int8_matmul<B>(w, io, pool);
     }
+}
+
+// Y's row t = W times x's row t, for tokens rows.
+template <kernel_format F>
+void matmul(const weight_view& w, const float* x, float* y, std::uint64_t tokens, thread_pool& pool) {
+    matmul_rows<F>(w, token_rows{x, y, tokens}, pool);
 }
 
 }  // namespace vramplan::kernels::cpu
