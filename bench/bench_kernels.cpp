@@ -266,6 +266,37 @@ void BM_expert_prefill(benchmark::State& state) {
                    std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
 }
 
+// A prefill's product with a 32-value fallback (2048 x 2048, 64 tokens): Q5_0 and IQ4_NL rows packed
+// into Q8_0 panels on the way (matmul's choice from eight tokens on) beside the row kernels every
+// number of tokens took before, in turn in the same iterations.
+template <kernel_format F>
+void BM_fallback_prefill(benchmark::State& state) {
+    constexpr std::uint64_t rows = 2048, cols = 2048, tokens = 64;
+    using B = typename kernels::block_of<F>::type;
+    const auto w = stored<F>(rows, cols);
+    const auto x = random_values(tokens * cols, 2);
+    std::vector<float> y(tokens * rows);
+    const kernels::cpu::weight_view wv{F, w.data(), rows, cols};
+    double panels = 0, row_kernels = 0;
+    for (auto _ : state) {
+        const auto t0 = clock_type::now();
+        kernels::cpu::find_matmul(F)(wv, x.data(), y.data(), tokens, pool());
+        const auto t1 = clock_type::now();
+        kernels::cpu::detail::int8_matmul<B>(wv, kernels::cpu::token_rows{x.data(), y.data(), tokens}, pool());
+        const auto t2 = clock_type::now();
+        benchmark::DoNotOptimize(y.data());
+        panels += std::chrono::duration<double>(t1 - t0).count();
+        row_kernels += std::chrono::duration<double>(t2 - t1).count();
+        state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    }
+    const double iters = static_cast<double>(state.iterations());
+    state.counters["panels_ms"] = panels / iters * 1e3;
+    state.counters["rows_ms"] = row_kernels / iters * 1e3;
+    state.counters["speedup"] = row_kernels / panels;
+    state.SetLabel(std::string(kernels::kernel_format_name(F)) + " " +
+                   std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
+}
+
 }  // namespace
 
 BENCHMARK(BM_matvec<kernel_format::f32>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -293,6 +324,8 @@ BENCHMARK(BM_matvec<kernel_format::q5_1>)->Args({4096, 14336})->UseManualTime()-
 BENCHMARK(BM_matvec<kernel_format::iq4_nl>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_expert_prefill<kernel_format::q4_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_expert_prefill<kernel_format::q4_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fallback_prefill<kernel_format::q5_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fallback_prefill<kernel_format::iq4_nl>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_decode_attention)
     ->ArgNames({"context", "kv_heads"})
     ->ArgsProduct({{1024, 4096, 8192, 16384}, {8, 32}})

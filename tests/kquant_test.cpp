@@ -294,15 +294,16 @@ TEST_CASE("dot and matrix products on K-quant and fallback rows against a double
 }
 
 namespace {
-// Eleven rows of a 32-value fallback made from the hand-packed block, every row's bytes varied
+// Nineteen rows of a 32-value fallback made from the hand-packed block, every row's bytes varied
 // (values, fifth bits, d and m) so that no row or lane can stand in for another, through every
-// path's row kernels (eight rows, and three) and matrix products of one, two and nine tokens,
-// against a double reference over the values load<F> decodes and x rounded to Q8_0. Three blocks
-// a row: the AVX-512 path pairs blocks, so the last one meets x's zero block.
+// path's row kernels (eight rows, and three) and matrix products of one, two and nine tokens (Q5_0
+// and IQ4_NL then packed into Q8_0 panels: one of sixteen rows and one of three), against a double
+// reference over the values load<F> decodes and x rounded to Q8_0. Three blocks a row: the AVX-512
+// row kernels pair blocks, so the last one meets x's zero block.
 template <kernel_format F, class Block, int N>
 void check_fallback_rows(const packed<Block, N>& p) {
     CAPTURE(kernel_format_name(F));
-    constexpr int rows = 11, per_row = 3, cols = N * per_row, tokens = 9;
+    constexpr int rows = 19, per_row = 3, cols = N * per_row, tokens = 9;
     std::vector<Block> w(rows * per_row, p.block);
     std::vector<double> wv(rows * cols);
     for (int r = 0; r < rows; ++r)

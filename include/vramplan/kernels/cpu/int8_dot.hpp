@@ -155,6 +155,15 @@ VRAMPLAN_TARGET_AVX2 inline __m256i block_values(const blocks::iq4_nl& w) {
     return _mm256_shuffle_epi8(grid, nibbles_in_order(w.qs));
 }
 
+// A block's 32 values as signed bytes (the offset taken off unsigned ones) into v[0..32).
+template <class Block>
+VRAMPLAN_TARGET_AVX2 inline void store_signed_values(const Block& w, std::int8_t* v) {
+    __m256i values = block_values(w);
+    if constexpr (!signed_values<Block>)
+        values = _mm256_sub_epi8(values, _mm256_set1_epi8(static_cast<char>(value_offset<Block>)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v), values);
+}
+
 // One block of a row times one block of x in integers, as eight partial sums, the offset left to
 // the caller. Signed weights are made unsigned by moving their sign onto x (|w| * (x sign w) = w x;
 // at most 128 * 127 * 2 per pair, no overflow); unsigned ones are at most 31 (2 * 31 * 127).

@@ -58,6 +58,31 @@ inline Block unpack_panel(const panel_block<Block>& p, int r) {
     return out;
 }
 
+// Blocks [b0, b0 + n) of sixteen rows of a format whose values are d times signed bytes with no
+// minimum (Q5_0, IQ4_NL) into Q8_0 panels: the same d, each value as an int8, so the Q8_0 tile
+// kernels compute their products exactly. Packing costs one unpacking per block and pass (AVX2
+// through block_values where the processor has it), shared by the pass's tokens.
+template <class Block>
+inline void pack_panel_as_q8_0(const Block* const* rows, std::uint64_t b0, std::uint64_t n,
+                               panel_block<blocks::q8_0>* out) {
+    static_assert(!has_block_min<Block>, "a minimum has no place in a Q8_0 block");
+    for (std::uint64_t b = 0; b < n; ++b)
+        for (int r = 0; r < panel_rows; ++r) {
+            const Block& src = rows[r][b0 + b];
+            alignas(32) std::int8_t v[blocks::qk];
+#if VRAMPLAN_X86_SIMD
+            if (has_avx2()) {
+                simd::store_signed_values(src, v);
+            } else
+#endif
+            {
+                for (int j = 0; j < blocks::qk; ++j) v[j] = static_cast<std::int8_t>(quant_value(src, j));
+            }
+            out[b].d[r] = src.d;
+            for (int c = 0; c < panel_block<blocks::q8_0>::chunks; ++c) std::memcpy(out[b].qs[c][r], v + 4 * c, 4);
+        }
+}
+
 // A tensor's first rows / 16 * 16 rows as panels, in place; scratch holds sixteen rows' bytes.
 // The rows after the last whole panel stay as stored.
 template <class Block>

@@ -112,6 +112,13 @@ struct int8_panels {
         pack_panel(rows, b0, n, out);
     }
 };
+// Q5_0 and IQ4_NL rows packed into Q8_0 panels on the way (pack_panel_as_q8_0).
+template <class Block>
+struct q8_0_converted_panels : int8_panels<blocks::q8_0> {
+    static void pack(const Block* const* rows, std::uint64_t b0, std::uint64_t n, panel* out) {
+        pack_panel_as_q8_0(rows, b0, n, out);
+    }
+};
 template <class Block>
 struct k_panels {
     using panel = typename k_panel_of<Block>::type;
@@ -221,10 +228,13 @@ void matmul_rows(const weight_view& w, const token_rows& io, thread_pool& pool) 
         // Rows as stored: a few tokens (decode) read them with the row kernels; more tokens pack
         // them into panels on the way. Measured on two cores of the AMD EPYC (AVX-512 VNNI): at
         // 2 tokens packing ran at 0.65 of the row kernels, at 4 even, at 16 2.5x, at 512 3.5x;
-        // panels held from load ran at 4-6x from 16 tokens on. The fallbacks (Q4_1, Q5_0, Q5_1,
-        // IQ4_NL) have no panel layout: their rows serve every number of tokens.
+        // panels held from load ran at 4-6x from 16 tokens on. Q5_0 and IQ4_NL rows pack into
+        // Q8_0 panels for as many tokens; Q4_1 and Q5_1 (a minimum per block, which Q8_0 panels do
+        // not carry) take their rows for every number of tokens.
         if constexpr (F == kernel_format::q4_0 || F == kernel_format::q8_0)
             if (w.panels || tokens >= panel_min_tokens) return panel_matmul<B, int8_panels<B>>(w, io, pool);
+        if constexpr (F == kernel_format::q5_0 || F == kernel_format::iq4_nl)
+            if (tokens >= panel_min_tokens) return panel_matmul<B, q8_0_converted_panels<B>>(w, io, pool);
         return int8_matmul<B>(w, io, pool);
     }
 }
