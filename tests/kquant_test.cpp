@@ -294,6 +294,28 @@ TEST_CASE("dot and matrix products on K-quant and fallback rows against a double
 }
 
 namespace {
+// rows x per_row copies of a hand-packed block, every copy's bytes varied (values, high bits,
+// scales) so that no row or lane can stand in for another, then given finite scales (d, and dmin
+// or m), with the values load<F> decodes from them (a row is per_row * N values).
+template <kernel_format F, class Block, int N>
+std::pair<std::vector<Block>, std::vector<double>> varied_rows(const packed<Block, N>& p, int rows, int per_row) {
+    const int cols = N * per_row;
+    std::vector<Block> w(rows * per_row, p.block);
+    std::vector<double> wv(rows * cols);
+    for (int r = 0; r < rows; ++r)
+        for (int b = 0; b < per_row; ++b) {
+            Block& blk = w[r * per_row + b];
+            auto* bytes = reinterpret_cast<std::uint8_t*>(&blk);
+            for (std::size_t i = 0; i < sizeof(Block); ++i)
+                bytes[i] ^= static_cast<std::uint8_t>(value_at(static_cast<int>(i) + 997 * (r * per_row + b), 256));
+            blk.d = to_half(0.5f + 0.125f * static_cast<float>(r + b));
+            if constexpr (requires { blk.dmin; }) blk.dmin = to_half(0.25f + 0.0625f * static_cast<float>(r));
+            if constexpr (requires { blk.m; }) blk.m = to_half(-1.25f + 0.375f * static_cast<float>(r - b));
+            for (int j = 0; j < N; ++j) wv[r * cols + b * N + j] = load<F>(&blk, j);
+        }
+    return {w, wv};
+}
+
 // Nineteen rows of a 32-value fallback made from the hand-packed block, every row's bytes varied
 // (values, fifth bits, d and m) so that no row or lane can stand in for another, through every
 // path's row kernels (eight rows, and three) and matrix products of one, two and nine tokens (Q5_0
@@ -304,18 +326,9 @@ template <kernel_format F, class Block, int N>
 void check_fallback_rows(const packed<Block, N>& p) {
     CAPTURE(kernel_format_name(F));
     constexpr int rows = 19, per_row = 3, cols = N * per_row, tokens = 9;
-    std::vector<Block> w(rows * per_row, p.block);
-    std::vector<double> wv(rows * cols);
-    for (int r = 0; r < rows; ++r)
-        for (int b = 0; b < per_row; ++b) {
-            Block& blk = w[r * per_row + b];
-            auto* bytes = reinterpret_cast<std::uint8_t*>(&blk);
-            for (std::size_t i = 0; i < sizeof(Block); ++i)
-                bytes[i] ^= static_cast<std::uint8_t>(value_at(static_cast<int>(i) + 997 * (r * per_row + b), 256));
-            blk.d = to_half(0.5f + 0.125f * static_cast<float>(r + b));
-            if constexpr (requires { blk.m; }) blk.m = to_half(-1.25f + 0.375f * static_cast<float>(r - b));
-            for (int j = 0; j < N; ++j) wv[r * cols + b * N + j] = load<F>(&blk, j);
-        }
+    const auto varied = varied_rows<F>(p, rows, per_row);
+    const std::vector<Block>& w = varied.first;
+    const std::vector<double>& wv = varied.second;
     const auto x = test_data::random_values(tokens * cols, 13);
     const auto xr = rounded_q8_0(x);
     auto reference = [&](int r, int t) {
@@ -373,18 +386,9 @@ template <kernel_format F, class Block, int N>
 void check_panels(const packed<Block, N>& p) {
     CAPTURE(kernel_format_name(F));
     constexpr int rows = 20, per_row = 3, cols = N * per_row;
-    std::vector<Block> w(rows * per_row, p.block);
-    std::vector<double> wv(rows * cols);
-    for (int r = 0; r < rows; ++r)
-        for (int b = 0; b < per_row; ++b) {
-            Block& blk = w[r * per_row + b];
-            auto* bytes = reinterpret_cast<std::uint8_t*>(&blk);
-            for (std::size_t i = 0; i < sizeof(Block); ++i)
-                bytes[i] ^= static_cast<std::uint8_t>(value_at(static_cast<int>(i) + 997 * (r * per_row + b), 256));
-            blk.d = to_half(0.5f + 0.125f * static_cast<float>(r + b));
-            if constexpr (requires { blk.dmin; }) blk.dmin = to_half(0.25f + 0.0625f * static_cast<float>(r));
-            for (int j = 0; j < N; ++j) wv[r * cols + b * N + j] = load<F>(&blk, j);
-        }
+    const auto varied = varied_rows<F>(p, rows, per_row);
+    const std::vector<Block>& w = varied.first;
+    const std::vector<double>& wv = varied.second;
     using panel = typename cpu::k_panel_of<Block>::type;
     std::vector<panel> panels(per_row);
     const Block* ptrs[cpu::panel_rows];
