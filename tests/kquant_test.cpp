@@ -294,6 +294,18 @@ TEST_CASE("dot and matrix products on K-quant and fallback rows against a double
 }
 
 namespace {
+// Row r of wv times token t of xr (rows and tokens of cols values), in double, with the sum of the
+// products' magnitudes.
+std::pair<double, double> row_times_token(const std::vector<double>& wv, const std::vector<double>& xr, int cols, int r,
+                                          int t) {
+    double ref = 0, mag = 0;
+    for (int c = 0; c < cols; ++c) {
+        ref += wv[r * cols + c] * xr[t * cols + c];
+        mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
+    }
+    return {ref, mag};
+}
+
 // rows x per_row copies of a hand-packed block, every copy's bytes varied (values, high bits,
 // scales) so that no row or lane can stand in for another, then given finite scales (d, and dmin
 // or m), with the values load<F> decodes from them (a row is per_row * N values).
@@ -331,14 +343,7 @@ void check_fallback_rows(const packed<Block, N>& p) {
     const std::vector<double>& wv = varied.second;
     const auto x = test_data::random_values(tokens * cols, 13);
     const auto xr = rounded_q8_0(x);
-    auto reference = [&](int r, int t) {
-        double ref = 0, mag = 0;
-        for (int c = 0; c < cols; ++c) {
-            ref += wv[r * cols + c] * xr[t * cols + c];
-            mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
-        }
-        return std::pair{ref, mag};
-    };
+    auto reference = [&](int r, int t) { return row_times_token(wv, xr, cols, r, t); };
     cpu::rounded_blocks<per_row + 1> xq;
     xq.round(x.data(), 0, per_row);
     xq.clear(per_row);
@@ -404,14 +409,7 @@ void check_panels(const packed<Block, N>& p) {
     const auto xr = rounded_q8_k(x);
     blocks::q8_k xq[tokens * per_row];
     for (int b = 0; b < tokens * per_row; ++b) quantize_block(x.data() + b * 256, xq[b]);
-    auto reference = [&](int r, int t) {
-        double ref = 0, mag = 0;
-        for (int c = 0; c < cols; ++c) {
-            ref += wv[r * cols + c] * xr[t * cols + c];
-            mag += std::fabs(wv[r * cols + c] * xr[t * cols + c]);
-        }
-        return std::pair{ref, mag};
-    };
+    auto reference = [&](int r, int t) { return row_times_token(wv, xr, cols, r, t); };
     std::vector<Block> held(w);
     std::vector<std::uint8_t> scratch;
     runtime::convert_to_panels(format{kernel_format_ids[static_cast<std::size_t>(F)]},
