@@ -222,10 +222,35 @@ void BM_decode_attention(benchmark::State& state) {
                                                      : "Llama-2-7B (1 query head per KV head)");
 }
 
+// The new way and the former one, in turn in each iteration (so both meet the same neighbours'
+// noise): milliseconds of each, the new way's time as the iteration's, their ratio as speedup.
+template <class New, class Former>
+void two_ways(benchmark::State& state, kernel_format f, const char* new_name, New&& new_way, const char* former_name,
+              Former&& former_way) {
+    double t_new = 0, t_former = 0;
+    for (auto _ : state) {
+        const auto t0 = clock_type::now();
+        new_way();
+        const auto t1 = clock_type::now();
+        former_way();
+        const auto t2 = clock_type::now();
+        t_new += std::chrono::duration<double>(t1 - t0).count();
+        t_former += std::chrono::duration<double>(t2 - t1).count();
+        state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    }
+    const double iters = static_cast<double>(state.iterations());
+    state.counters[std::string(new_name) + "_ms"] = t_new / iters * 1e3;
+    state.counters[std::string(former_name) + "_ms"] = t_former / iters * 1e3;
+    state.counters["speedup"] = t_former / t_new;
+    state.SetLabel(std::string(kernels::kernel_format_name(f)) + " " +
+                   std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
+}
+
 // A mixture-of-experts prefill: 128 tokens, each routed to 2 of 8 experts (seeded, uniform), the
 // experts' planes of 5632 x 2048 (a feed-forward's gate: 6.5 MB each in Q4_0, 52 MB for the eight,
-// beyond a 32 MiB last-level cache; one plane fits, which favours the per-row way below). expert_matmul takes each expert's routed rows in one matrix product; beside it, in turn
-// in the same iterations, the way it was computed before: one matrix-vector product per routed row.
+// beyond a 32 MiB last-level cache; one plane fits, which favours the per-row way). expert_matmul
+// takes each expert's routed rows in one matrix product; beside it, the way it was computed
+// before: one matrix-vector product per routed row.
 template <kernel_format F>
 void BM_expert_prefill(benchmark::State& state) {
     constexpr std::uint64_t experts = 8, n = 5632, k_in = 2048, tokens = 128, k = 2;
@@ -242,33 +267,27 @@ void BM_expert_prefill(benchmark::State& state) {
     std::vector<float> y(tokens * k * n);
     const auto rows_fn = kernels::cpu::find_matmul_rows(F);
     const auto fn = kernels::cpu::find_matmul(F);
-    double grouped = 0, per_row = 0;
-    for (auto _ : state) {
-        const auto t0 = clock_type::now();
-        kernels::cpu::expert_matmul(rows_fn, F, w.data(), experts, x.data(), false, ids.data(), y.data(), n, k_in,
-                                    tokens, k, pool());
-        const auto t1 = clock_type::now();
-        for (std::uint64_t e = 0; e < experts; ++e)
-            for (std::uint64_t r = 0; r < tokens * k; ++r)
-                if (static_cast<std::uint64_t>(ids[r]) == e)
-                    fn({F, w.data() + e * plane.size(), n, k_in}, x.data() + r / k * k_in, y.data() + r * n, 1, pool());
-        const auto t2 = clock_type::now();
-        benchmark::DoNotOptimize(y.data());
-        grouped += std::chrono::duration<double>(t1 - t0).count();
-        per_row += std::chrono::duration<double>(t2 - t1).count();
-        state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
-    }
-    const double iters = static_cast<double>(state.iterations());
-    state.counters["grouped_ms"] = grouped / iters * 1e3;
-    state.counters["per_row_ms"] = per_row / iters * 1e3;
-    state.counters["speedup"] = per_row / grouped;
-    state.SetLabel(std::string(kernels::kernel_format_name(F)) + " " +
-                   std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
+    two_ways(
+        state, F, "grouped",
+        [&] {
+            kernels::cpu::expert_matmul(rows_fn, F, w.data(), experts, x.data(), false, ids.data(), y.data(), n, k_in,
+                                        tokens, k, pool());
+            benchmark::DoNotOptimize(y.data());
+        },
+        "per_row",
+        [&] {
+            for (std::uint64_t e = 0; e < experts; ++e)
+                for (std::uint64_t r = 0; r < tokens * k; ++r)
+                    if (static_cast<std::uint64_t>(ids[r]) == e)
+                        fn({F, w.data() + e * plane.size(), n, k_in}, x.data() + r / k * k_in, y.data() + r * n, 1,
+                           pool());
+            benchmark::DoNotOptimize(y.data());
+        });
 }
 
-// A prefill's product with a 32-value fallback (2048 x 2048, 64 tokens): Q5_0 and IQ4_NL rows packed
-// into Q8_0 panels on the way (matmul's choice from eight tokens on) beside the row kernels every
-// number of tokens took before, in turn in the same iterations.
+// A prefill's product with a 32-value fallback (2048 x 2048, 64 tokens): Q5_0 and IQ4_NL rows
+// packed into Q8_0 panels on the way (matmul's choice from eight tokens on) beside the row kernels
+// every number of tokens took before.
 template <kernel_format F>
 void BM_fallback_prefill(benchmark::State& state) {
     constexpr std::uint64_t rows = 2048, cols = 2048, tokens = 64;
@@ -277,24 +296,17 @@ void BM_fallback_prefill(benchmark::State& state) {
     const auto x = random_values(tokens * cols, 2);
     std::vector<float> y(tokens * rows);
     const kernels::cpu::weight_view wv{F, w.data(), rows, cols};
-    double panels = 0, row_kernels = 0;
-    for (auto _ : state) {
-        const auto t0 = clock_type::now();
-        kernels::cpu::find_matmul(F)(wv, x.data(), y.data(), tokens, pool());
-        const auto t1 = clock_type::now();
-        kernels::cpu::detail::int8_matmul<B>(wv, kernels::cpu::token_rows{x.data(), y.data(), tokens}, pool());
-        const auto t2 = clock_type::now();
-        benchmark::DoNotOptimize(y.data());
-        panels += std::chrono::duration<double>(t1 - t0).count();
-        row_kernels += std::chrono::duration<double>(t2 - t1).count();
-        state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
-    }
-    const double iters = static_cast<double>(state.iterations());
-    state.counters["panels_ms"] = panels / iters * 1e3;
-    state.counters["rows_ms"] = row_kernels / iters * 1e3;
-    state.counters["speedup"] = row_kernels / panels;
-    state.SetLabel(std::string(kernels::kernel_format_name(F)) + " " +
-                   std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
+    two_ways(
+        state, F, "panels",
+        [&] {
+            kernels::cpu::find_matmul(F)(wv, x.data(), y.data(), tokens, pool());
+            benchmark::DoNotOptimize(y.data());
+        },
+        "rows",
+        [&] {
+            kernels::cpu::detail::int8_matmul<B>(wv, kernels::cpu::token_rows{x.data(), y.data(), tokens}, pool());
+            benchmark::DoNotOptimize(y.data());
+        });
 }
 
 }  // namespace

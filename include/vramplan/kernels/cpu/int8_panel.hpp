@@ -1,6 +1,7 @@
 // Q4_0 and Q8_0 weights sixteen rows at a time, block by block side by side ("panels"), and their
 // products with up to four tokens' rounded activations in one pass: the layout and kernels of
 // prefill, and of decode for the tensors the CPU backend repacks at load (runtime/weight_layout.hpp).
+// Q5_0 and IQ4_NL rows are packed into Q8_0 panels for a prefill (pack_panel_as_q8_0).
 //
 // Why: a row kernel (int8_dot.hpp) holds one row's block across a vector, so each (row, token,
 // block) pays for its own reduction and scale product, and a prefill unpacks every weight block
