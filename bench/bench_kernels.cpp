@@ -3,13 +3,16 @@
 //    over the same bytes with the same threads (ratio = matvec / read);
 //  - decode attention (one query token; Llama-3-8B's heads, 4 query heads per KV head, and
 //    Llama-2-7B's, one) with f16, Q8_0 and Q4_0 KV caches, with the speed-up of each quantized
-//    cache over f16 in the same run.
-// Working sets exceed the last-level cache, as in real decoding.
+//    cache over f16 in the same run;
+//  - the panel kernels' arithmetic, one thread on weights in L2 (the one benchmark that is not
+//    bound by memory).
+// The other working sets exceed the last-level cache, as in real decoding.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -144,6 +147,41 @@ void BM_matvec(benchmark::State& state) {
     state.counters["ratio"] = read_seconds / mv_seconds;
     state.SetLabel(std::string(kernels::kernel_format_name(F)) + (Panels ? " panels " : " ") +
                    std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
+}
+
+// The panel kernels' arithmetic alone: one thread multiplies 512 KiB of panels (a 4096-wide
+// matrix, in L2 on current x86 cores) by `Tokens` tokens over and over, GB/s of weights. A kernel
+// that is slow here cannot keep up with memory in decode; prefill is bound by it.
+template <kernel_format F, int Tokens>
+void BM_panel_tile_in_cache(benchmark::State& state) {
+    using B = typename kernels::block_of<F>::type;
+    using family = std::conditional_t<kernels::is_k_quant(F), kernels::cpu::detail::k_panels<B>,
+                                      kernels::cpu::detail::int8_panels<B>>;
+    using panel = typename family::panel;
+    constexpr std::uint64_t cols = 4096, nblocks = cols / family::elements;
+    constexpr std::uint64_t panels = (512ull << 10) / (nblocks * sizeof(panel));
+    if (kernels::is_k_quant(F) && !kernels::cpu::k_panels_pay()) {
+        state.SkipWithError("K-quant panels are held only on processors with AVX2");
+        return;
+    }
+    auto w = stored<F>(panels * kernels::cpu::panel_rows, cols);
+    std::vector<std::uint8_t> scratch;
+    runtime::convert_to_panels(format{kernels::kernel_format_ids[static_cast<std::size_t>(F)]},
+                               reinterpret_cast<std::byte*>(w.data()), panels * kernels::cpu::panel_rows, cols, scratch);
+    const auto x = random_values(cols * Tokens, 5);
+    auto xq = std::make_unique<typename family::activations>();
+    for (int t = 0; t < Tokens; ++t) xq->round(x.data() + t * cols, t * nblocks, nblocks);
+    const auto tile = family::kernels().tile[Tokens - 1];
+    float out[kernels::cpu::panel_tokens * kernels::cpu::panel_rows];
+    for (auto _ : state) {
+        for (std::uint64_t g = 0; g < panels; ++g)
+            tile(reinterpret_cast<const panel*>(w.data()) + g * nblocks, xq->at(0), nblocks, nblocks, out);
+        benchmark::DoNotOptimize(out);
+    }
+    state.counters["tile_GBps"] = benchmark::Counter(static_cast<double>(w.size()) * static_cast<double>(state.iterations()) / 1e9,
+                                                     benchmark::Counter::kIsRate);
+    state.SetLabel(std::string(kernels::kernel_format_name(F)) + " panels, " + std::to_string(Tokens) + " token" +
+                   (Tokens > 1 ? "s, " : ", ") + std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
 }
 
 // Decode with 32 query heads of 128 dims over kv_heads KV heads (8: Llama-3-8B, 32: Llama-2-7B);
@@ -334,6 +372,15 @@ BENCHMARK(BM_matvec<kernel_format::q5_0>)->Args({4096, 14336})->UseManualTime()-
 BENCHMARK(BM_matvec<kernel_format::q4_1>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::q5_1>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_matvec<kernel_format::iq4_nl>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q4_0, 1>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q4_0, 4>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q8_0, 1>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q8_0, 4>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q4_k, 1>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q4_k, 4>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q5_k, 1>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q6_k, 1>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q6_k, 4>);
 BENCHMARK(BM_expert_prefill<kernel_format::q4_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_expert_prefill<kernel_format::q4_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fallback_prefill<kernel_format::q5_0>)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -52,6 +52,17 @@
 #define VRAMPLAN_UNROLL
 #endif
 
+// A vector loaded once and used by several instructions: without it, compilers fold the load into
+// each use and read the memory once per use. GCC 12 read each chunk of a Q4_0 panel twice (once for
+// its low nibbles, once for its high), and half of those 64-byte loads cross a cache line: the
+// decode tile computed 70 GB/s from L2 on one Zen 5 core instead of 100 (int8_panel.hpp). An empty
+// asm that takes and gives back the register leaves no instruction.
+#if VRAMPLAN_X86_SIMD && (defined(__GNUC__) || defined(__clang__))
+#define VRAMPLAN_KEEP_IN_REGISTER(v) asm("" : "+v"(v))
+#else
+#define VRAMPLAN_KEEP_IN_REGISTER(v) static_cast<void>(v)
+#endif
+
 // GCC 12's AVX-512 intrinsics start from deliberately undefined registers (`__Y = __Y`), and once
 // inlined into a kernel -Wuninitialized reports them against the compiler's own header (GCC bug
 // 105593, fixed in GCC 13). The AVX-512 kernels are wrapped in these two to keep builds clean.

@@ -156,7 +156,8 @@ VRAMPLAN_TARGET_AVX2 inline void panel_tile_avx2(const panel_block<Block>* p, ro
             if constexpr (q4) {
                 VRAMPLAN_UNROLL
                 for (int c = 0; c < 4; ++c) {
-                    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb.qs[c][8 * h]));
+                    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb.qs[c][8 * h]));
+                    VRAMPLAN_KEEP_IN_REGISTER(v);
                     const __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
                     VRAMPLAN_UNROLL
                     for (int t = 0; t < Tokens; ++t) {
@@ -218,7 +219,8 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void panel_tile_avx512_vnni(const panel_block
         if constexpr (q4) {
             VRAMPLAN_UNROLL
             for (int c = 0; c < 4; ++c) {
-                const __m512i v = _mm512_loadu_si512(pb.qs[c]);
+                __m512i v = _mm512_loadu_si512(pb.qs[c]);
+                VRAMPLAN_KEEP_IN_REGISTER(v);
                 const __m512i lo = _mm512_and_si512(v, low), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
                 VRAMPLAN_UNROLL
                 for (int t = 0; t < Tokens; ++t) {

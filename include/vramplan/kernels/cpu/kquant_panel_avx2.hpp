@@ -30,8 +30,11 @@ VRAMPLAN_TARGET_AVX2 inline __m256i lanes_of(const std::int8_t* row_bytes) {
 VRAMPLAN_TARGET_AVX2 inline __m256 lanes_of(const half_bits* row_halves) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row_halves)));
 }
+// One load however many instructions use the vector (config.hpp: VRAMPLAN_KEEP_IN_REGISTER).
 VRAMPLAN_TARGET_AVX2 inline __m256i load256(const void* p) {
-    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+    __m256i v = _mm256_loadu_si256(static_cast<const __m256i*>(p));
+    VRAMPLAN_KEEP_IN_REGISTER(v);
+    return v;
 }
 
 // Bit `from` of each byte (one bit per byte) moved to bit `to`.

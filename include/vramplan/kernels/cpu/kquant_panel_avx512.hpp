@@ -56,10 +56,12 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel*
             for (int t = 0; t < Tokens; ++t) lo_sum[t] = hi_sum[t] = _mm512_setzero_si512();
             VRAMPLAN_UNROLL
             for (int c = 0; c < 8; ++c) {
-                const __m512i v = _mm512_loadu_si512(pb.qs[8 * pair + c]);
+                __m512i v = _mm512_loadu_si512(pb.qs[8 * pair + c]);
+                VRAMPLAN_KEEP_IN_REGISTER(v);
                 __m512i lo = _mm512_and_si512(v, nibble), hv = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
                 if constexpr (std::is_same_v<Panel, panel_q5_k>) {
-                    const __m512i h = _mm512_loadu_si512(pb.qh[c]);
+                    __m512i h = _mm512_loadu_si512(pb.qh[c]);
+                    VRAMPLAN_KEEP_IN_REGISTER(h);
                     lo = _mm512_or_si512(lo, move_bit(h, 2 * pair, 4));
                     hv = _mm512_or_si512(hv, move_bit(h, 2 * pair + 1, 4));
                 }
@@ -133,22 +135,26 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_small_values(const Panel& pb, int n, i
     const __m512i two = _mm512_set1_epi8(0x03);
     if constexpr (std::is_same_v<Panel, panel_q6_k>) {
         const __m512i nibble = _mm512_set1_epi8(0x0f), b23 = _mm512_set1_epi8(0x0c), b45 = _mm512_set1_epi8(0x30);
-        const __m512i a = _mm512_loadu_si512(pb.ql[16 * n + l]);
-        const __m512i c = _mm512_loadu_si512(pb.ql[16 * n + 8 + l]);
-        const __m512i h = _mm512_loadu_si512(pb.qh[8 * n + l]);
+        __m512i a = _mm512_loadu_si512(pb.ql[16 * n + l]), c = _mm512_loadu_si512(pb.ql[16 * n + 8 + l]),
+                h = _mm512_loadu_si512(pb.qh[8 * n + l]);
+        VRAMPLAN_KEEP_IN_REGISTER(a);
+        VRAMPLAN_KEEP_IN_REGISTER(c);
+        VRAMPLAN_KEEP_IN_REGISTER(h);
         q[0] = _mm512_or_si512(_mm512_and_si512(a, nibble), _mm512_slli_epi16(_mm512_and_si512(h, two), 4));
         q[1] = _mm512_or_si512(_mm512_and_si512(c, nibble), _mm512_slli_epi16(_mm512_and_si512(h, b23), 2));
         q[2] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(a, 4), nibble), _mm512_and_si512(h, b45));
         q[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(c, 4), nibble),
                                _mm512_and_si512(_mm512_srli_epi16(h, 2), b45));
     } else {
-        const __m512i v = _mm512_loadu_si512(pb.qs[8 * n + l]);
+        __m512i v = _mm512_loadu_si512(pb.qs[8 * n + l]);
+        VRAMPLAN_KEEP_IN_REGISTER(v);
         q[0] = _mm512_and_si512(v, two);
         q[1] = _mm512_and_si512(_mm512_srli_epi16(v, 2), two);
         q[2] = _mm512_and_si512(_mm512_srli_epi16(v, 4), two);
         q[3] = _mm512_and_si512(_mm512_srli_epi16(v, 6), two);
         if constexpr (std::is_same_v<Panel, panel_q3_k>) {
-            const __m512i h = _mm512_loadu_si512(pb.hmask[l]);
+            __m512i h = _mm512_loadu_si512(pb.hmask[l]);
+            VRAMPLAN_KEEP_IN_REGISTER(h);
             VRAMPLAN_UNROLL
             for (int g = 0; g < 4; ++g) q[g] = _mm512_or_si512(q[g], move_bit(h, 4 * n + g, 2));
         }
