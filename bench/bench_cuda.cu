@@ -2,6 +2,7 @@
 // matrix-vector products per weight format and decode attention per KV format. Skipped without a GPU.
 #include <benchmark/benchmark.h>
 #include <thrust/device_vector.h>
+#include <thrust/tabulate.h>
 
 #include <cmath>
 
@@ -64,29 +65,63 @@ double read_seconds(const thrust::device_vector<std::uint8_t>& bytes, thrust::de
                    20);
 }
 
-template <kernel_format F>
+// Random bytes (a hash of the index): kernels are timed on data, never on zeros or constants.
+struct random_byte {
+    __device__ std::uint8_t operator()(std::uint64_t i) const {
+        return static_cast<std::uint8_t>((i * 0x9E3779B97F4A7C15ull) >> 56);
+    }
+};
+
+// Which matrix kernel: the one matmul() picks, a named older one for a side-by-side ratio, or the
+// staged kernel with another shape of work (rows per warp, values staged per step; one token).
+enum class matvec_path { chosen, chunked, elementwise, staged_2x1024, staged_4x1024, staged_8x1024, staged_4x2048 };
+
+// Arguments: rows, columns, tokens (1 to 4: decode, or a few tokens sharing each weight read).
+template <kernel_format F, matvec_path P = matvec_path::chosen>
 void BM_cuda_matvec(benchmark::State& state) {
     if (!gpu_present()) return state.SkipWithError("no CUDA device");
-    const std::uint64_t rows = state.range(0), cols = state.range(1);
+    const std::uint64_t rows = state.range(0), cols = state.range(1), tokens = state.range(2);
     const std::uint64_t bytes = kernels::kernel_row_bytes(F, cols) * rows;
-    thrust::device_vector<std::uint8_t> w(bytes, 1);
+    thrust::device_vector<std::uint8_t> w(bytes);
+    thrust::tabulate(w.begin(), w.end(), random_byte{});
     thrust::device_vector<unsigned> sink(1);
-    thrust::device_vector<float> x(cols, 1.0f), y(rows);
-    const auto fn = gpu::find_matmul<float>(F);
+    thrust::device_vector<float> x(tokens * cols, 0.5f), y(rows * tokens);
+    const auto* wp = thrust::raw_pointer_cast(w.data());
+    const float* xp = thrust::raw_pointer_cast(x.data());
+    float* yp = thrust::raw_pointer_cast(y.data());
+    const auto run = [&] {
+        if constexpr (P == matvec_path::chosen)
+            gpu::matmul<F, float>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::chunked)
+            gpu::launch_chunked<F, float>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::elementwise)
+            gpu::launch_elementwise<F, float>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::staged_2x1024)
+            gpu::launch_staged_as<F, float, 1, 2, 1024>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::staged_4x1024)
+            gpu::launch_staged_as<F, float, 1, 4, 1024>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::staged_8x1024)
+            gpu::launch_staged_as<F, float, 1, 8, 1024>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else
+            gpu::launch_staged_as<F, float, 1, 4, 2048>(wp, xp, yp, rows, cols, tokens, nullptr);
+    };
     double mv = 0, rd = 0;
     for (auto _ : state) {
-        mv = time_it(
-            [&] {
-                fn(thrust::raw_pointer_cast(w.data()), thrust::raw_pointer_cast(x.data()),
-                   thrust::raw_pointer_cast(y.data()), rows, cols, 1, nullptr);
-            },
-            20);
+        mv = time_it(run, 20);
         rd = read_seconds(w, sink);
         state.SetIterationTime(mv);
     }
     state.counters["matvec_GBps"] = bytes / mv / 1e9;
     state.counters["read_GBps"] = bytes / rd / 1e9;
     state.counters["ratio"] = rd / mv;
+    constexpr const char* names[] = {"chosen",
+                                     "chunked",
+                                     "elementwise",
+                                     "staged 2 rows x 1024",
+                                     "staged 4 rows x 1024",
+                                     "staged 8 rows x 1024",
+                                     "staged 4 rows x 2048"};
+    state.SetLabel(names[static_cast<int>(P)]);
 }
 
 template <kernel_format Kv>
@@ -176,26 +211,35 @@ void BM_cuda_streamed_overlap(benchmark::State& state) {
 
 BENCHMARK(BM_cuda_streamed_overlap)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 // Each iteration already times 20 back-to-back calls; ten iterations keep the whole run short.
-BENCHMARK(BM_cuda_matvec<kernel_format::f32>)
-    ->Args({4096, 14336})
-    ->Args({8192, 28672})
+// 8192 x 28672 (470 MB in f32 down to 132 MB in Q4_0) is far beyond the 60 MB L2 of an H200;
+// 4096 x 14336 partly fits it.
+#define VRAMPLAN_MATVEC_SHAPES \
+    Args({4096, 14336, 1})->Args({8192, 28672, 1})->Args({8192, 28672, 4})->UseManualTime()->Iterations(10)
+BENCHMARK(BM_cuda_matvec<kernel_format::f32>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::f16>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q8_0>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q4_0>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q4_k>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q5_k>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q6_k>)->VRAMPLAN_MATVEC_SHAPES;
+// The kernels the staged one replaced, on the same shapes in the same run.
+BENCHMARK(BM_cuda_matvec<kernel_format::q8_0, matvec_path::chunked>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q4_0, matvec_path::chunked>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q4_k, matvec_path::elementwise>)
+    ->Args({8192, 28672, 1})
     ->UseManualTime()
-    ->Iterations(10);
-BENCHMARK(BM_cuda_matvec<kernel_format::f16>)
-    ->Args({4096, 14336})
-    ->Args({8192, 28672})
-    ->UseManualTime()
-    ->Iterations(10);
-BENCHMARK(BM_cuda_matvec<kernel_format::q8_0>)
-    ->Args({4096, 14336})
-    ->Args({8192, 28672})
-    ->UseManualTime()
-    ->Iterations(10);
-BENCHMARK(BM_cuda_matvec<kernel_format::q4_0>)
-    ->Args({4096, 14336})
-    ->Args({8192, 28672})
-    ->UseManualTime()
-    ->Iterations(10);
+    ->Iterations(2);
+// The staged kernel's shapes of work (rows per warp x values per stretch), one token; for Q8_0
+// and Q4_0 against their chosen chunked kernel.
+#define VRAMPLAN_STAGED_SHAPES(F)                                                                                      \
+    BENCHMARK(BM_cuda_matvec<F, matvec_path::staged_2x1024>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10); \
+    BENCHMARK(BM_cuda_matvec<F, matvec_path::staged_4x1024>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10); \
+    BENCHMARK(BM_cuda_matvec<F, matvec_path::staged_8x1024>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10); \
+    BENCHMARK(BM_cuda_matvec<F, matvec_path::staged_4x2048>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10)
+VRAMPLAN_STAGED_SHAPES(kernel_format::q8_0);
+VRAMPLAN_STAGED_SHAPES(kernel_format::q4_0);
+VRAMPLAN_STAGED_SHAPES(kernel_format::q4_k);
+VRAMPLAN_STAGED_SHAPES(kernel_format::q6_k);
 BENCHMARK(BM_cuda_decode_attention<kernel_format::f16>)
     ->Arg(4096)
     ->Arg(16384)

@@ -14,10 +14,12 @@ timeout 100 "$build/tests/vramplan_cuda_tests" --duration=true >"$out/tests.txt"
 echo "tests rc=$?" >>"$out/tests.txt"
 timeout 120 "$build/bench/vramplan_bench_cuda" >"$out/bench.txt" 2>&1
 echo "bench rc=$?" >>"$out/bench.txt"
-for m in stories260K stories260K-q8_0 stories260K-q4_0; do
+for m in stories260K stories260K-q8_0 stories260K-q4_0 stories260K-wide-q4_k_m stories260K-moe-f32; do
     [ -f "$models/$m.gguf" ] || continue
+    extra=()
+    [ "$m" = stories260K-moe-f32 ] && extra=("--device cuda --host-experts all" "--device cuda --host-experts 2")
     for args in "--device cpu" "--device cuda" "--device cuda --device-budget 600KiB" "--device cpu --kv q8_0" "--device cuda --kv q8_0" \
-                "--device cpu --kv q4_0" "--device cuda --kv q4_0"; do
+                "--device cpu --kv q4_0" "--device cuda --kv q4_0" "${extra[@]}"; do
         echo "=== $m $args"
         # shellcheck disable=SC2086
         timeout 20 "$build/examples/generate" -m "$models/$m.gguf" -n 32 $args
@@ -27,6 +29,9 @@ done >"$out/generate.txt" 2>&1
 {
     timeout 60 compute-sanitizer --tool memcheck "$build/tests/vramplan_cuda_tests" -tc="CUDA fused*,CUDA matmul*"
     [ -f "$models/stories260K.gguf" ] && timeout 30 compute-sanitizer --tool racecheck "$build/examples/generate" -m "$models/stories260K.gguf" -n 4 --device cuda
+    for m in stories260K-wide-q4_k_m stories260K-moe-f32; do  # the K-quant and expert kernels
+        [ -f "$models/$m.gguf" ] && timeout 60 compute-sanitizer --tool memcheck "$build/examples/generate" -m "$models/$m.gguf" -n 4 --device cuda
+    done
 } >"$out/sanitizer.txt" 2>&1
 {  # the real NVML: this machine's GPU, and a plan against what is free on it
     "$build/examples/vramplan" gpus --local

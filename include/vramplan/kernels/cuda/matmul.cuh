@@ -1,9 +1,12 @@
-// Matrix products on the GPU: Y[t][r] = sum_c W[r][c] X[t][c], W stored in f32/f16/bf16/Q8_0/Q4_0,
-// X in f32 or f16 (the W8A16 / W4A16 case), accumulation in f32. A warp owns one output row (four
-// for quantized weights): lanes take consecutive 8-value chunks of the row, so a warp's loads
-// cover one contiguous stretch of weights; several chunks per lane are fetched before any is used
-// (the loads of a lane are in flight together), and each weight chunk serves up to four tokens.
-// cub::WarpReduce sums the lanes. Rows whose length is not a multiple of 8 take a per-element path.
+// Matrix products on the GPU: Y[t][r] = sum_c W[r][c] X[t][c], W in any device weight format, X in
+// f32 or f16 (the W8A16 / W4A16 case), accumulation in f32. Three kernels, the first that applies
+// runs: staged (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K with 16-byte aligned rows: matmul_staged.cuh), chunked
+// (f32/f16/bf16, and Q8_0/Q4_0 otherwise) and element by element (the other formats, and rows
+// whose length is not a multiple of 8). In the chunked kernel a warp owns one output row (four for
+// quantized weights): lanes take consecutive 8-value chunks of the row, so a warp's loads cover one
+// contiguous stretch of weights; several chunks per lane are fetched before any is used (the
+// loads of a lane are in flight together), and each weight chunk serves up to four tokens.
+// cub::WarpReduce sums the lanes.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -12,6 +15,8 @@
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cuda/check.cuh"
 #include "vramplan/kernels/cuda/chunk8.cuh"
+#include "vramplan/kernels/cuda/matmul_staged.cuh"
+#include "vramplan/kernels/cuda/row_sums.cuh"
 
 namespace vramplan::gpu {
 
@@ -75,19 +80,6 @@ __device__ inline void accumulate(const chunk8<F>& wc, const act8<A> (&xc)[Token
     }
 }
 
-// Sums each token's lanes and writes y[t][r].
-template <int Tokens>
-__device__ inline void store_row_sums(const float (&acc)[Tokens], typename cub::WarpReduce<float>::TempStorage& tmp,
-                                      float* y, std::uint64_t rows, std::uint64_t r, std::uint64_t t0, int n_tok,
-                                      int lane) {
-#pragma unroll
-    for (int t = 0; t < Tokens; ++t) {
-        const float sum = cub::WarpReduce<float>(tmp).Sum(acc[t]);
-        if (lane == 0 && t < n_tok) y[(t0 + t) * rows + r] = sum;
-        __syncwarp();  // tmp is reused by the next token
-    }
-}
-
 // Tokens: tokens per warp sharing each weight chunk. Rows: rows per warp sharing each activation
 // chunk (the activations are re-read once per row group from cache, which for the quantized
 // formats costs more than the weights themselves). Unroll: chunks per lane in flight at once.
@@ -131,36 +123,55 @@ __global__ void __launch_bounds__(matmul_warps * 32)
         if (r < n_rows) store_row_sums(acc[r], tmp[warp], y, rows, r0 + r, t0, n_tok, lane);
 }
 
+inline dim3 matmul_grid(std::uint64_t rows, std::uint64_t tokens, std::uint64_t rows_per_warp,
+                        std::uint64_t tokens_per_warp) {
+    return dim3(static_cast<unsigned>((rows + matmul_warps * rows_per_warp - 1) / (matmul_warps * rows_per_warp)),
+                static_cast<unsigned>((tokens + tokens_per_warp - 1) / tokens_per_warp));
+}
+
+// Launches the chunked kernel when it applies (a chunk reader for the format, rows of a multiple
+// of 8 values and, for the dense formats, 16-byte aligned rows); returns false otherwise.
+template <kernels::kernel_format F, class A>
+bool launch_chunked(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens,
+                    cudaStream_t stream) {
+    if constexpr (!has_chunk8(F)) {
+        return false;
+    } else {
+        constexpr bool dense =
+            F == kernels::kernel_format::f32 || F == kernels::kernel_format::f16 || F == kernels::kernel_format::bf16;
+        auto aligned = [](const void* p, std::uintptr_t to) { return reinterpret_cast<std::uintptr_t>(p) % to == 0; };
+        if (cols % 8 != 0 || !aligned(x, 16) || !aligned(w, dense ? 16 : 2)) return false;
+        // Dense weights outweigh the activations they meet: one row per warp. Quantized ones are 2
+        // to 7 times smaller than f32 activations: four rows per warp share each activation load.
+        constexpr int rows_per_warp = dense ? 1 : 4;
+        const dim3 block(matmul_warps * 32);
+        if (tokens == 1)
+            matmul_chunked<F, A, 1, rows_per_warp, dense ? 4 : 2>
+                <<<matmul_grid(rows, tokens, rows_per_warp, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
+        else
+            matmul_chunked<F, A, 4, rows_per_warp, 1>
+                <<<matmul_grid(rows, tokens, rows_per_warp, 4), block, 0, stream>>>(w, x, y, rows, cols, tokens);
+        check_launch("matmul_chunked");
+        return true;
+    }
+}
+
+template <kernels::kernel_format F, class A>
+void launch_elementwise(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols,
+                        std::uint64_t tokens, cudaStream_t stream) {
+    matmul_elementwise<F, A>
+        <<<matmul_grid(rows, tokens, 1, 1), matmul_warps * 32, 0, stream>>>(w, x, y, rows, cols, tokens);
+    check_launch("matmul_elementwise");
+}
+
+// The fastest kernel that applies: staged (quantized formats with a quad reader), chunked (the
+// dense formats, and the quantized ones unaligned), else element by element.
 template <kernels::kernel_format F, class A>
 void matmul(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens,
             cudaStream_t stream) {
-    const dim3 block(matmul_warps * 32);
-    auto grid = [&](std::uint64_t rows_per_warp, std::uint64_t tokens_per_warp) {
-        return dim3(static_cast<unsigned>((rows + matmul_warps * rows_per_warp - 1) / (matmul_warps * rows_per_warp)),
-                    static_cast<unsigned>((tokens + tokens_per_warp - 1) / tokens_per_warp));
-    };
-    constexpr bool dense =
-        F == kernels::kernel_format::f32 || F == kernels::kernel_format::f16 || F == kernels::kernel_format::bf16;
-    auto aligned = [](const void* p, std::uintptr_t to) { return reinterpret_cast<std::uintptr_t>(p) % to == 0; };
-    // Chunks need a chunk reader for the format, rows of a multiple of 8 values and, for the dense
-    // formats, 16-byte aligned rows.
-    const bool chunks = has_chunk8(F) && cols % 8 == 0 && aligned(x, 16) && aligned(w, dense ? 16 : 2);
-    if constexpr (has_chunk8(F)) {
-        if (chunks) {
-            // Dense weights outweigh the activations they meet: one row per warp. Quantized ones are 2
-            // to 7 times smaller than f32 activations: four rows per warp share each activation load.
-            constexpr int rows_per_warp = dense ? 1 : 4;
-            if (tokens == 1)
-                matmul_chunked<F, A, 1, rows_per_warp, dense ? 4 : 2>
-                    <<<grid(rows_per_warp, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
-            else
-                matmul_chunked<F, A, 4, rows_per_warp, 1>
-                    <<<grid(rows_per_warp, 4), block, 0, stream>>>(w, x, y, rows, cols, tokens);
-            return check_launch("matmul_chunked");
-        }
-    }
-    matmul_elementwise<F, A><<<grid(1, 1), block, 0, stream>>>(w, x, y, rows, cols, tokens);
-    check_launch("matmul_elementwise");
+    if (launch_staged<F>(w, x, y, rows, cols, tokens, stream)) return;
+    if (launch_chunked<F>(w, x, y, rows, cols, tokens, stream)) return;
+    launch_elementwise<F>(w, x, y, rows, cols, tokens, stream);
 }
 
 }  // namespace vramplan::gpu
