@@ -74,7 +74,15 @@ struct random_byte {
 
 // Which matrix kernel: the one matmul() picks, a named older one for a side-by-side ratio, or the
 // staged kernel with another shape of work (rows per warp, values staged per step; one token).
-enum class matvec_path { chosen, chunked, elementwise, staged_2x1024, staged_4x1024, staged_8x1024, staged_4x2048 };
+enum class matvec_path {
+    chosen,
+    chunked,
+    elementwise,
+    staged_4x2048x2,
+    staged_4x2048x3,
+    staged_4x1024x4,
+    staged_2x2048x3
+};
 
 // Arguments: rows, columns, tokens (1 to 4: decode, or a few tokens sharing each weight read).
 template <kernel_format F, matvec_path P = matvec_path::chosen>
@@ -96,14 +104,14 @@ void BM_cuda_matvec(benchmark::State& state) {
             gpu::launch_chunked<F, float>(wp, xp, yp, rows, cols, tokens, nullptr);
         else if constexpr (P == matvec_path::elementwise)
             gpu::launch_elementwise<F, float>(wp, xp, yp, rows, cols, tokens, nullptr);
-        else if constexpr (P == matvec_path::staged_2x1024)
-            gpu::launch_staged_as<F, float, 1, 2, 1024>(wp, xp, yp, rows, cols, tokens, nullptr);
-        else if constexpr (P == matvec_path::staged_4x1024)
-            gpu::launch_staged_as<F, float, 1, 4, 1024>(wp, xp, yp, rows, cols, tokens, nullptr);
-        else if constexpr (P == matvec_path::staged_8x1024)
-            gpu::launch_staged_as<F, float, 1, 8, 1024>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::staged_4x2048x2)
+            gpu::launch_staged_as<F, float, 1, 4, 2048, 2>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::staged_4x2048x3)
+            gpu::launch_staged_as<F, float, 1, 4, 2048, 3>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::staged_4x1024x4)
+            gpu::launch_staged_as<F, float, 1, 4, 1024, 4>(wp, xp, yp, rows, cols, tokens, nullptr);
         else
-            gpu::launch_staged_as<F, float, 1, 4, 2048>(wp, xp, yp, rows, cols, tokens, nullptr);
+            gpu::launch_staged_as<F, float, 1, 2, 2048, 3>(wp, xp, yp, rows, cols, tokens, nullptr);
     };
     double mv = 0, rd = 0;
     for (auto _ : state) {
@@ -117,10 +125,10 @@ void BM_cuda_matvec(benchmark::State& state) {
     constexpr const char* names[] = {"chosen",
                                      "chunked",
                                      "elementwise",
-                                     "staged 2 rows x 1024",
-                                     "staged 4 rows x 1024",
-                                     "staged 8 rows x 1024",
-                                     "staged 4 rows x 2048"};
+                                     "staged 4 rows x 2048 x 2 stages",
+                                     "staged 4 rows x 2048 x 3 stages",
+                                     "staged 4 rows x 1024 x 4 stages",
+                                     "staged 2 rows x 2048 x 3 stages"};
     state.SetLabel(names[static_cast<int>(P)]);
 }
 
@@ -231,32 +239,17 @@ BENCHMARK(BM_cuda_matvec<kernel_format::q4_k, matvec_path::elementwise>)
     ->Iterations(2);
 // The staged kernel's shapes of work (rows per warp x values per stretch), one token; for Q8_0
 // and Q4_0 against their chosen chunked kernel.
-#define VRAMPLAN_STAGED_SHAPES(F)                                                                                      \
-    BENCHMARK(BM_cuda_matvec<F, matvec_path::staged_2x1024>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10); \
-    BENCHMARK(BM_cuda_matvec<F, matvec_path::staged_4x1024>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10); \
-    BENCHMARK(BM_cuda_matvec<F, matvec_path::staged_8x1024>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10); \
-    BENCHMARK(BM_cuda_matvec<F, matvec_path::staged_4x2048>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10)
+#define VRAMPLAN_STAGED_SHAPE(F, P) \
+    BENCHMARK(BM_cuda_matvec<F, matvec_path::P>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10)
+#define VRAMPLAN_STAGED_SHAPES(F)              \
+    VRAMPLAN_STAGED_SHAPE(F, staged_4x2048x2); \
+    VRAMPLAN_STAGED_SHAPE(F, staged_4x2048x3); \
+    VRAMPLAN_STAGED_SHAPE(F, staged_4x1024x4); \
+    VRAMPLAN_STAGED_SHAPE(F, staged_2x2048x3)
 VRAMPLAN_STAGED_SHAPES(kernel_format::q8_0);
 VRAMPLAN_STAGED_SHAPES(kernel_format::q4_0);
 VRAMPLAN_STAGED_SHAPES(kernel_format::q4_k);
+VRAMPLAN_STAGED_SHAPES(kernel_format::q5_k);
 VRAMPLAN_STAGED_SHAPES(kernel_format::q6_k);
-BENCHMARK(BM_cuda_decode_attention<kernel_format::f16>)
-    ->Arg(4096)
-    ->Arg(16384)
-    ->Arg(65536)
-    ->UseManualTime()
-    ->Iterations(10);
-BENCHMARK(BM_cuda_decode_attention<kernel_format::q8_0>)
-    ->Arg(4096)
-    ->Arg(16384)
-    ->Arg(65536)
-    ->UseManualTime()
-    ->Iterations(10);
-BENCHMARK(BM_cuda_decode_attention<kernel_format::q4_0>)
-    ->Arg(4096)
-    ->Arg(16384)
-    ->Arg(65536)
-    ->UseManualTime()
-    ->Iterations(10);
 
 BENCHMARK_MAIN();

@@ -88,6 +88,21 @@ std::vector<std::uint8_t> random_blocks(std::uint64_t rows, std::uint64_t cols, 
     return bytes;
 }
 
+// Activations as the staged kernel rounds them, per token and 32 values: d = max |x| / 127 and
+// q = nearest-even(x * (127 / max |x|)), in the same float operations; the values are d * q.
+std::vector<double> rounded_like_staged(const std::vector<float>& x, std::uint64_t cols) {
+    REQUIRE(cols % 32 == 0);
+    std::vector<double> out(x.size());
+    for (std::uint64_t g = 0; g < x.size() / 32; ++g) {
+        const float* v = x.data() + 32 * g;
+        float amax = 0.0f;
+        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(v[i]));
+        const float d = amax / 127.0f, inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+        for (int i = 0; i < 32; ++i) out[32 * g + i] = double(d) * std::nearbyint(v[i] * inverse);
+    }
+    return out;
+}
+
 template <class A>
 using matmul_launcher = void (*)(const void*, const A*, float*, std::uint64_t, std::uint64_t, std::uint64_t,
                                  cudaStream_t);
@@ -122,22 +137,28 @@ void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens, 
         }
     }
     const std::uint64_t rb = kernels::kernel_row_bytes(F, cols);
+    std::vector<std::uint8_t> shifted(w_offset, 0);
+    shifted.insert(shifted.end(), w.begin(), w.end());
+    auto dw = to_device(shifted);
+    auto dx = to_device(xa);
+    const void* w_at = thrust::raw_pointer_cast(dw.data()) + w_offset;
+    // The staged kernel multiplies int8 activations (groups of 32 rounded like a Q8_0 block);
+    // the reference then takes the same values.
+    const bool rounded =
+        launch != nullptr || gpu::staged_is_chosen<F>(w_at, thrust::raw_pointer_cast(dx.data()), cols, tokens);
+    CAPTURE(rounded);
+    const std::vector<double> xr = rounded ? rounded_like_staged(x, cols) : std::vector<double>(x.begin(), x.end());
     std::vector<double> ref(rows * tokens);
     for (std::uint64_t t = 0; t < tokens; ++t)
         for (std::uint64_t r = 0; r < rows; ++r) {
             double acc = 0;
             for (std::uint64_t c = 0; c < cols; ++c)
-                acc += double(kernels::load<F>(w.data() + r * rb, c)) * x[t * cols + c];
+                acc += double(kernels::load<F>(w.data() + r * rb, c)) * xr[t * cols + c];
             ref[t * rows + r] = acc;
         }
-    std::vector<std::uint8_t> shifted(w_offset, 0);
-    shifted.insert(shifted.end(), w.begin(), w.end());
-    auto dw = to_device(shifted);
-    auto dx = to_device(xa);
     thrust::device_vector<float> dy(rows * tokens, std::nanf(""));  // every output must be written
-    (launch ? launch : gpu::find_matmul<A>(F))(thrust::raw_pointer_cast(dw.data()) + w_offset,
-                                               thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dy.data()),
-                                               rows, cols, tokens, nullptr);
+    (launch ? launch : gpu::find_matmul<A>(F))(w_at, thrust::raw_pointer_cast(dx.data()),
+                                               thrust::raw_pointer_cast(dy.data()), rows, cols, tokens, nullptr);
     gpu::check(cudaDeviceSynchronize(), "matmul");
     const auto y = to_host(dy);
     // f32 products summed in f32: each of the cols terms (|w x| ~ 1 for normal data, about 16 for
@@ -203,6 +224,15 @@ TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
     check_matmul<kernel_format::q8_0, __half>(7, 2048, 2, 0,
                                               &gpu::launch_staged_as<kernel_format::q8_0, __half, 1, 2, 2048>);
     check_matmul<kernel_format::q4_k>(21, 4608, 1, 0, &gpu::launch_staged_as<kernel_format::q4_k, float, 1, 1, 512>);
+    // Deeper pipelines: five stretches through four stages, one stretch through four (the prologue
+    // commits empty groups), three stages.
+    check_matmul<kernel_format::q4_k>(21, 4608, 1, 0,
+                                      &gpu::launch_staged_as<kernel_format::q4_k, float, 1, 4, 1024, 4>);
+    check_matmul<kernel_format::q5_k>(9, 512, 2, 0, &gpu::launch_staged_as<kernel_format::q5_k, float, 4, 4, 1024, 4>);
+    check_matmul<kernel_format::q6_k>(10, 6144, 3, 0,
+                                      &gpu::launch_staged_as<kernel_format::q6_k, float, 4, 2, 2048, 3>);
+    check_matmul<kernel_format::q4_0>(19, 8192, 1, 0,
+                                      &gpu::launch_staged_as<kernel_format::q4_0, float, 1, 4, 2048, 3>);
     // f16 activations (W8A16, W4A16) on every path: staged, chunked, element by element.
     check_matmul<kernel_format::q8_0, __half>(64, 4096, 1);
     check_matmul<kernel_format::q4_0, __half>(9, 2048, 5);
@@ -211,6 +241,7 @@ TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
     check_matmul<kernel_format::f32, __half>(4, 172, 2);
     check_matmul<kernel_format::q6_k, __half>(7, 2304, 3);
     check_matmul<kernel_format::q4_k, __half>(5, 512, 1);
+    check_matmul<kernel_format::q4_0, __half>(12, 4096, 1);  // staged, like every one-token Q4_0 product
 }
 
 TEST_CASE("CUDA fused attention (f32 and f16 queries) and KV append equal the CPU kernels") {

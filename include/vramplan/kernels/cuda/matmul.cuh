@@ -1,12 +1,12 @@
 // Matrix products on the GPU: Y[t][r] = sum_c W[r][c] X[t][c], W in any device weight format, X in
 // f32 or f16 (the W8A16 / W4A16 case), accumulation in f32. Three kernels, the first that applies
-// runs: staged (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K with 16-byte aligned rows: matmul_staged.cuh), chunked
-// (f32/f16/bf16, and Q8_0/Q4_0 otherwise) and element by element (the other formats, and rows
-// whose length is not a multiple of 8). In the chunked kernel a warp owns one output row (four for
-// quantized weights): lanes take consecutive 8-value chunks of the row, so a warp's loads cover one
-// contiguous stretch of weights; several chunks per lane are fetched before any is used (the
-// loads of a lane are in flight together), and each weight chunk serves up to four tokens.
-// cub::WarpReduce sums the lanes.
+// runs: staged (the K-quants, and Q4_0 for one token, with 16-byte aligned rows; activations
+// rounded to int8: matmul_staged.cuh), chunked (f32/f16/bf16, Q8_0, Q4_0 for several tokens, and
+// Q8_0/Q4_0 unaligned) and element by element (the other formats, and rows whose length is not a
+// multiple of 8). In the chunked kernel a warp owns one output row (four for quantized weights):
+// lanes take consecutive 8-value chunks of the row, so a warp's loads cover one contiguous stretch
+// of weights; several chunks per lane are fetched before any is used (the loads of a lane are in
+// flight together), and each weight chunk serves up to four tokens. cub::WarpReduce sums the lanes.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -164,8 +164,7 @@ void launch_elementwise(const void* w, const A* x, float* y, std::uint64_t rows,
     check_launch("matmul_elementwise");
 }
 
-// The fastest kernel that applies: staged (quantized formats with a quad reader), chunked (the
-// dense formats, and the quantized ones unaligned), else element by element.
+// The fastest kernel that applies (see the top of this file).
 template <kernels::kernel_format F, class A>
 void matmul(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens,
             cudaStream_t stream) {

@@ -1,19 +1,20 @@
-// Quantized matrix products at the memory's read rate, on the file's own block layout. Blocks of
-// 18, 34, 144, 176 or 210 bytes allow only 2-byte loads in place, and a kernel that reads its
-// weights so (matmul_chunked) is bound by load instructions, not by the memory: on an H200 it read
-// Q8_0 at 0.63 and Q4_0 at 0.32 of the rate of a plain 16-byte read kernel. Here the weights and
-// the activations reach shared memory through 16-byte asynchronous copies (async_copy.cuh), two
-// stages deep: while the block decodes one stretch of its rows (four values per word, quads.cuh),
-// the copies of the next are in flight. A block's warps own different rows over the same columns,
-// so each stretch of activations is copied once per block and read from shared memory by all.
+// Quantized matrix products near the memory's read rate, on the file's own block layout. Blocks of
+// 144, 176 or 210 bytes (and Q8_0's 34, Q4_0's 18) allow only 2-byte loads in place, and reading
+// them element by element left the K-quants at 0.035 of the read rate on an H200. Here the weights
+// and the activations reach shared memory through 16-byte asynchronous copies (async_copy.cuh),
+// two stages deep: while the block works on one stretch of its rows, the copies of the next are in
+// flight. A block's warps own different rows over the same columns, so each stretch of activations
+// is copied once per block, and rounded there once to int8 in groups of 32 (like the CPU, which
+// rounds them to Q8_0 or Q8_K): each 16-value group of weights then meets them in four integer dot
+// products (dp4a) of four values per word (quads.cuh), and one float step applies both scales and
+// the weights' minimum. A version that multiplied in floats was bound by instruction issue (Nsight
+// Compute: 67% of issue slots busy, DRAM 24%), at 0.26-0.34 of the read rate.
 //
 // Why the copy is exact: a row stretch is a whole number of blocks starting at byte `first` of
 // the tensor; the warp copies the 16-byte granules that cover [first, last) (the tensor starts
 // 16-byte aligned, so granule g holds bytes [16g, 16g + 16)), granule g0 + i into slot i, and finds
-// byte `first` at slot offset first % 16. The tensor's last granule may reach past its end; its
-// copy reads only the bytes up to the end. Each lane then owns 16-value groups (one scale and
-// minimum each, in every format here) and multiplies them with up to Tokens activations, applying
-// the group's map once per group.
+// byte `first` at slot offset first % 16. The tensor's last granule may reach past its end; it is
+// read directly, 16 bits at a time up to the end.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -34,7 +35,8 @@ namespace vramplan::gpu {
 inline constexpr int staged_warps = 4;  // warps per block
 
 // Tokens: tokens sharing each staged weight. Rows: rows per warp. Values: columns per stretch.
-template <kernels::kernel_format F, class A, int Tokens, int Rows, int Values>
+// Stages: stretches in shared memory at once (Stages - 1 in flight while one is computed on).
+template <kernels::kernel_format F, class A, int Tokens, int Rows, int Values, int Stages>
 struct staged_geometry {
     using Q = quads<F>;
     static constexpr int block_bytes = sizeof(typename Q::block);
@@ -44,8 +46,10 @@ struct staged_geometry {
     static constexpr int x_granules = Values * static_cast<int>(sizeof(A)) / 16;  // per token
     // One stage: each warp's rows, then each token's activations.
     static constexpr int stage_granules = staged_warps * Rows * granules + Tokens * x_granules;
-    static constexpr int shared_bytes = 2 * stage_granules * 16;
-    static_assert(Values % Q::values == 0 && block_bytes % 2 == 0 && Values * sizeof(A) % 16 == 0);
+    // Both stages, then the rounded activations: Values bytes, a float per 32 values and an int per
+    // 16, per token.
+    static constexpr int shared_bytes = Stages * stage_granules * 16 + Tokens * (Values + Values / 8 + Values / 4);
+    static_assert(Values % Q::values == 0 && block_bytes % 2 == 0 && Values * sizeof(A) % 16 == 0 && Stages >= 2);
 };
 
 // The first `bytes` (even, below 16) of a 16-byte aligned granule, 16 bits at a time.
@@ -87,13 +91,43 @@ __device__ inline void staged_x16(const uint4* slot, int unit, float (&v)[2][8])
     }
 }
 
-template <kernels::kernel_format F, class A, int Tokens, int Rows, int Values>
+// 32 activations rounded to int8 with one scale, as a Q8_0 block holds them: d = max |x| / 127,
+// q = x * (127 / max |x|) to the nearest integer, ties to even (all 0 when max |x| is 0); four per
+// word, low byte first, and the sums of the integers of each half. The CUDA test rounds its
+// reference the same way, operation for operation.
+struct rounded_x32 {
+    int words[8];
+    float d;
+    int sum[2];
+};
+__device__ inline rounded_x32 round_x32(const float (&v)[2][2][8]) {
+    float amax = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) amax = fmaxf(amax, fabsf(v[i / 16][i / 8 % 2][i % 8]));
+    rounded_x32 out{};
+    out.d = amax / 127.0f;
+    const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+        const int q = __float2int_rn(v[i / 16][i / 8 % 2][i % 8] * inverse);
+        out.words[i / 4] |= (q & 0xff) << (8 * (i % 4));
+        out.sum[i / 16] += q;
+    }
+    return out;
+}
+
+// Four products of unsigned bytes (a) with signed bytes (b), added to c.
+__device__ inline int dot4(unsigned a, int b, int c) {
+    int d;
+    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+template <kernels::kernel_format F, class A, int Tokens, int Rows, int Values, int Stages>
 __global__ void __launch_bounds__(staged_warps * 32)
     matmul_staged(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens) {
     using Q = quads<F>;
-    using geo = staged_geometry<F, A, Tokens, Rows, Values>;
-    constexpr bool has_min = F == kernels::kernel_format::q4_k || F == kernels::kernel_format::q5_k;
-    constexpr float offset = 8388608.0f + Q::bias;  // byte_as_float(b) - offset = b - bias, exactly
+    using geo = staged_geometry<F, A, Tokens, Rows, Values, Stages>;
     extern __shared__ uint4 staged_shared[];
     __shared__ typename cub::WarpReduce<float>::TempStorage tmp[staged_warps];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -113,12 +147,17 @@ __global__ void __launch_bounds__(staged_warps * 32)
     auto x_slot = [&](int stage, int t) {
         return staged_shared + stage * geo::stage_granules + staged_warps * Rows * geo::granules + t * geo::x_granules;
     };
+    // After the two stages: the current stretch's activations rounded to int8 (four per word), each
+    // 32-value group's scale, and each 16-value group's sum of integers.
+    auto* x_words = reinterpret_cast<int*>(staged_shared + Stages * geo::stage_granules);
+    auto* x_scale = reinterpret_cast<float*>(x_words + Tokens * (Values / 4));
+    auto* x_sums = reinterpret_cast<int*>(x_scale + Tokens * (Values / 32));
     auto blocks_in = [&](std::uint64_t s) {
         const std::uint64_t left = blocks_per_row - s * geo::blocks;
         return static_cast<int>(left < geo::blocks ? left : geo::blocks);
     };
     auto issue = [&](std::uint64_t s) {
-        const int stage = static_cast<int>(s % 2), nb = blocks_in(s);
+        const int stage = static_cast<int>(s % Stages), nb = blocks_in(s);
 #pragma unroll
         for (int r = 0; r < Rows; ++r) {
             if (r >= n_rows) break;
@@ -141,26 +180,45 @@ __global__ void __launch_bounds__(staged_warps * 32)
         commit_async_copies();
     };
     float acc[Rows][Tokens] = {};
-    issue(0);
-    for (std::uint64_t s = 0; s < stretches; ++s) {
-        if (s + 1 < stretches)
-            issue(s + 1);
+    for (int s = 0; s < Stages - 1; ++s) {
+        if (s < static_cast<std::int64_t>(stretches))
+            issue(s);
         else
-            commit_async_copies();  // an empty group keeps the count: stretch s is then the older one
-        wait_async_copies<1>();
+            commit_async_copies();  // empty groups keep the count
+    }
+    for (std::uint64_t s = 0; s < stretches; ++s) {
+        if (s + Stages - 1 < stretches)
+            issue(s + Stages - 1);
+        else
+            commit_async_copies();  // an empty group keeps the count: stretch s is then old enough
+        wait_async_copies<Stages - 1>();
         __syncthreads();  // every thread's copies of stretch s have landed
-        const int stage = static_cast<int>(s % 2), nb = blocks_in(s);
+        const int stage = static_cast<int>(s % Stages), nb = blocks_in(s);
+        // The stretch's activations as int8 in groups of 32, one group per thread.
+        const int x_groups = nb * Q::values / 32;
+        for (int i = threadIdx.x; i < n_tok * x_groups; i += staged_warps * 32) {
+            const int t = i / x_groups, g = i % x_groups;
+            float v[2][2][8];
+            staged_x16<A>(x_slot(stage, t), 2 * g, v[0]);
+            staged_x16<A>(x_slot(stage, t), 2 * g + 1, v[1]);
+            const rounded_x32 q = round_x32(v);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) x_words[t * (Values / 4) + 8 * g + k] = q.words[k];
+            x_scale[t * (Values / 32) + g] = q.d;
+            x_sums[t * (Values / 16) + 2 * g] = q.sum[0];
+            x_sums[t * (Values / 16) + 2 * g + 1] = q.sum[1];
+        }
+        __syncthreads();  // the rounded activations are in place
         for (int u = lane; u < nb * geo::groups && n_rows > 0; u += 32) {
             const int bi = u / geo::groups, j0 = (u % geo::groups) * 16;
-            float xv[Tokens][2][8] = {}, sx[Tokens] = {};  // tokens past n_tok stay 0
+            int4 xw[Tokens];
+            float dx[Tokens];
+            int xs[Tokens];
 #pragma unroll
             for (int t = 0; t < Tokens; ++t) {
-                if (t >= n_tok) break;
-                staged_x16<A>(x_slot(stage, t), u, xv[t]);
-                if constexpr (has_min) {
-#pragma unroll
-                    for (int k = 0; k < 16; ++k) sx[t] += xv[t][k / 8][k % 8];
-                }
+                xw[t] = reinterpret_cast<const int4*>(x_words + t * (Values / 4))[u];
+                dx[t] = x_scale[t * (Values / 32) + u / 2];
+                xs[t] = x_sums[t * (Values / 16) + u];
             }
 #pragma unroll
             for (int r = 0; r < Rows; ++r) {
@@ -168,26 +226,20 @@ __global__ void __launch_bounds__(staged_warps * 32)
                 const std::uint64_t first = (r0 + r) * row_bytes + s * geo::blocks * geo::block_bytes;
                 const auto& b = *reinterpret_cast<const typename Q::block*>(
                     reinterpret_cast<const std::uint8_t*>(weights_slot(stage, r)) + first % 16 + bi * geo::block_bytes);
+                const unsigned w0 = Q::quad(b, j0), w1 = Q::quad(b, j0 + 4), w2 = Q::quad(b, j0 + 8),
+                               w3 = Q::quad(b, j0 + 12);
                 const kernels::block_affine a = Q::affine(b, j0 / 16);
-                float dot[Tokens] = {};
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const unsigned word = Q::quad(b, j0 + 4 * q);
-#pragma unroll
-                    for (int k = 0; k < 4; ++k) {
-                        const float f = byte_as_float(word, k) - offset;
-#pragma unroll
-                        for (int t = 0; t < Tokens; ++t) dot[t] = fmaf(f, xv[t][q / 2][(q % 2) * 4 + k], dot[t]);
-                    }
-                }
 #pragma unroll
                 for (int t = 0; t < Tokens; ++t) {
-                    acc[r][t] = fmaf(a.scale, dot[t], acc[r][t]);
-                    if constexpr (has_min) acc[r][t] = fmaf(-a.min, sx[t], acc[r][t]);
+                    // sum (byte - bias) * q_x = sum byte * q_x - bias * sum q_x, all in integers.
+                    const int dot =
+                        dot4(w3, xw[t].w, dot4(w2, xw[t].z, dot4(w1, xw[t].y, dot4(w0, xw[t].x, 0)))) - Q::bias * xs[t];
+                    acc[r][t] = fmaf(dx[t], fmaf(a.scale, static_cast<float>(dot), -a.min * static_cast<float>(xs[t])),
+                                     acc[r][t]);
                 }
             }
         }
-        __syncthreads();  // stage s % 2 is refilled by the next issue
+        __syncthreads();  // stage s % Stages is refilled by the next issue
     }
 #pragma unroll
     for (int r = 0; r < Rows; ++r)
@@ -197,11 +249,11 @@ __global__ void __launch_bounds__(staged_warps * 32)
 // The staged kernel with a given shape of work (the benchmark compares shapes; launch_staged
 // picks one). The caller has checked that it applies. Shared memory beyond the default 48 KiB is
 // asked for once per device.
-template <kernels::kernel_format F, class A, int Tokens, int Rows, int Values>
+template <kernels::kernel_format F, class A, int Tokens, int Rows, int Values, int Stages = 2>
 void launch_staged_as(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens,
                       cudaStream_t stream) {
-    using geo = staged_geometry<F, A, Tokens, Rows, Values>;
-    const auto kernel = &matmul_staged<F, A, Tokens, Rows, Values>;
+    using geo = staged_geometry<F, A, Tokens, Rows, Values, Stages>;
+    const auto kernel = &matmul_staged<F, A, Tokens, Rows, Values, Stages>;
     if constexpr (geo::shared_bytes > 48 * 1024) {
         static std::atomic<bool> raised[64];
         int device = 0;
@@ -228,23 +280,39 @@ bool staged_applies(const void* w, const void* x, std::uint64_t cols) {
     }
 }
 
-// Launches the staged kernel when it is the faster one and applies (the K-quants, 16-byte aligned
-// weights and activations); returns false otherwise. Four rows per warp share each activation
-// read; one token, or four tokens sharing each staged weight. On an H200 the chunked kernel stays
-// ahead for Q8_0 and Q4_0 (bench/REPORT-cuda.md), so those take it; their quad readers remain for
-// the benchmark's side-by-side comparison and are tested like the others.
+// Whether matmul() takes the staged kernel, from side-by-side runs on an H200 (bench/REPORT-cuda.md):
+// the K-quants always, Q4_0 for one token (0.44 of the read rate against the chunked kernel's
+// 0.32; with four tokens the chunked one is ahead), Q8_0 never (chunked 0.63, staged at most 0.53).
+// Weights and activations must be 16-byte aligned. The Q8_0 quad reader remains for the
+// benchmark's comparison and is tested like the others. Callers that compare results need this:
+// the staged kernel rounds the activations to int8, the others multiply them as they are.
+template <kernels::kernel_format F>
+bool staged_is_chosen(const void* w, const void* x, std::uint64_t cols, std::uint64_t tokens) {
+    if (F == kernels::kernel_format::q8_0 || (F == kernels::kernel_format::q4_0 && tokens != 1)) return false;
+    return staged_applies<F>(w, x, cols);
+}
+
+// Values per stretch, per format: Q4_0 and Q4_K went faster with 2048 (more bytes in flight per
+// block), Q5_K and Q6_K with 1024 (more blocks per multiprocessor). Four rows per warp share each
+// activation read in every format; three or four stages, and two or eight rows, were slower.
+constexpr int staged_values_for(kernels::kernel_format f) {
+    return f == kernels::kernel_format::q4_0 || f == kernels::kernel_format::q4_k ? 2048 : 1024;
+}
+
+// Launches the staged kernel when it is chosen; returns false otherwise. One token, or four
+// tokens sharing each staged weight.
 template <kernels::kernel_format F, class A>
 bool launch_staged(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens,
                    cudaStream_t stream) {
     if constexpr (!has_quads(F)) {
         return false;
     } else {
-        if (F == kernels::kernel_format::q8_0 || F == kernels::kernel_format::q4_0 || !staged_applies<F>(w, x, cols))
-            return false;
+        if (!staged_is_chosen<F>(w, x, cols, tokens)) return false;
+        constexpr int values = staged_values_for(F);
         if (tokens == 1)
-            launch_staged_as<F, A, 1, 4, 1024>(w, x, y, rows, cols, tokens, stream);
+            launch_staged_as<F, A, 1, 4, values>(w, x, y, rows, cols, tokens, stream);
         else
-            launch_staged_as<F, A, 4, 4, 1024>(w, x, y, rows, cols, tokens, stream);
+            launch_staged_as<F, A, 4, 4, values>(w, x, y, rows, cols, tokens, stream);
         return true;
     }
 }
