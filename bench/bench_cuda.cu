@@ -252,4 +252,23 @@ VRAMPLAN_STAGED_SHAPES(kernel_format::q4_k);
 VRAMPLAN_STAGED_SHAPES(kernel_format::q5_k);
 VRAMPLAN_STAGED_SHAPES(kernel_format::q6_k);
 
+BENCHMARK(BM_cuda_decode_attention<kernel_format::f16>)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->UseManualTime()
+    ->Iterations(10);
+BENCHMARK(BM_cuda_decode_attention<kernel_format::q8_0>)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->UseManualTime()
+    ->Iterations(10);
+BENCHMARK(BM_cuda_decode_attention<kernel_format::q4_0>)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->UseManualTime()
+    ->Iterations(10);
+
 BENCHMARK_MAIN();
