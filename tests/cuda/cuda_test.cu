@@ -372,20 +372,31 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
     if (!have_gpu()) return;
     // A Llama with Llama 3.1's RoPE divisors (read from the GPU tier by every layer, streamed or not),
     // a qwen2 model (q/k/v biases, NeoX-style RoPE pairs), Qwen2-MoE (routing, experts, the gated
-    // shared expert; its experts also read from the host tier), Phi-3 (fused projections split) and
+    // shared expert; its experts also read from the host tier), Phi-3 (fused projections split),
     // Gemma 2 (embedding scale, soft-capping, GELU, post-norms, a 3-token sliding window).
-    test_model::spec llama31, qwen2;
+    // Qwen3 (q/k norms), Qwen3-MoE (a dense first layer, q wider than the model) and Gemma 3 (five
+    // sliding layers with their own RoPE base, then a global one).
+    test_model::spec llama31, qwen2, qwen3, qwen3moe = test_model::qwen2moe_spec(), gemma3;
     llama31.rope_freqs = true;
     qwen2.arch = "qwen2";
-    for (test_model::spec s :
-         {llama31, qwen2, test_model::qwen2moe_spec(), test_model::phi3_spec(), test_model::gemma2_spec(3)}) {
+    qwen3.arch = "qwen3";
+    qwen3moe.arch = "qwen3moe";
+    qwen3moe.shared_ff = 0;
+    qwen3moe.head_dim = 64;
+    qwen3moe.dense_lead = 1;
+    gemma3.arch = "gemma3";
+    gemma3.layers = 6;
+    gemma3.sliding_window = 5;
+    gemma3.rope_base = 1e6f;
+    for (test_model::spec s : {llama31, qwen2, test_model::qwen2moe_spec(), test_model::phi3_spec(),
+                               test_model::gemma2_spec(3), qwen3, qwen3moe, gemma3}) {
         CAPTURE(s.arch);
         // f16 weights: both backends multiply them with the activations as they are. Quantized
         // weights are multiplied differently by design (the CPU rounds the activations of Q4_0
         // and Q8_0 products to Q8_0, CUDA keeps them in f16), and each kernel is checked against a
         // double reference of its own definition above.
         s.weights = format{format_id::f16};
-        s.layers = 4;
+        s.layers = std::max<std::uint64_t>(s.layers, 4);
         const std::string path = (std::filesystem::temp_directory_path() / "vramplan_cuda_forward.gguf").string();
         test_model::write(path, s, 5);
         const auto file = io::gguf_file::open(path);

@@ -8,7 +8,9 @@
 // rounds them to Q8_0 or Q8_K): each 16-value group of weights then meets them in four integer dot
 // products (dp4a) of four values per word (quads.cuh), and one float step applies both scales and
 // the weights' minimum. A version that multiplied in floats was bound by instruction issue (Nsight
-// Compute: 67% of issue slots busy, DRAM 24%), at 0.26-0.34 of the read rate.
+// Compute: 67% of issue slots busy, DRAM 24%), at 0.26-0.34 of the read rate; this one reaches
+// 0.32-0.43 (issue 61%, DRAM 31-36%, 22% occupancy), still short of the memory: decoding the
+// file's blocks in place takes two 16-bit shared-memory reads per four values.
 //
 // Why the copy is exact: a row stretch is a whole number of blocks starting at byte `first` of
 // the tensor; the warp copies the 16-byte granules that cover [first, last) (the tensor starts

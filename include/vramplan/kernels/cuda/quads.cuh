@@ -42,56 +42,59 @@ __device__ inline kernels::block_affine k4_affine(const Block& b, int sub) {
 template <kernels::kernel_format F>
 struct quads;  // formats without a staged reader take the other matmul paths
 
-template <>
-struct quads<kernels::kernel_format::q8_0> {
-    using block = blocks::q8_0;
+// Q8_0 and Q4_0: 32 values and one f16 scale per block, no minimum.
+template <class Block>
+struct one_scale_block {
+    using block = Block;
     static constexpr int values = blocks::qk;
+    __device__ static kernels::block_affine affine(const Block& b, int) { return {half_value(b.d), 0.0f}; }
+};
+
+template <>
+struct quads<kernels::kernel_format::q8_0> : one_scale_block<blocks::q8_0> {
     static constexpr int bias = 128;  // int8 -> uint8 by flipping the sign bit
     __device__ static unsigned quad(const block& b, int j) {
         return word_at(reinterpret_cast<const std::uint8_t*>(b.qs) + j) ^ 0x80808080u;
     }
-    __device__ static kernels::block_affine affine(const block& b, int) { return {half_value(b.d), 0.0f}; }
 };
 
 template <>
-struct quads<kernels::kernel_format::q4_0> {
-    using block = blocks::q4_0;
-    static constexpr int values = blocks::qk;
+struct quads<kernels::kernel_format::q4_0> : one_scale_block<blocks::q4_0> {
     static constexpr int bias = 8;
     // Elements 0-15 are the low nibbles of qs[0..15], 16-31 their high nibbles.
     __device__ static unsigned quad(const block& b, int j) {
         return (word_at(b.qs + j % 16) >> (j < 16 ? 0 : 4)) & 0x0f0f0f0fu;
     }
-    __device__ static kernels::block_affine affine(const block& b, int) { return {half_value(b.d), 0.0f}; }
 };
 
-// Q4_K and Q5_K: in each 64 values the first 32 are the low nibbles of 32 bytes of qs, the next 32
-// their high nibbles (detail::k_nibble); Q5_K's fifth bit of element 64g + w is bit 2g + (w >= 32)
-// of qh[w % 32].
-template <>
-struct quads<kernels::kernel_format::q4_k> {
-    using block = blocks::q4_k;
+// Q4_K and Q5_K: 6-bit scales and minimums per 32 values, and four low bits of each value: in each
+// 64 values the first 32 are the low nibbles of 32 bytes of qs, the next 32 their high nibbles
+// (detail::k_nibble).
+template <class Block>
+struct k4_block {
+    using block = Block;
     static constexpr int values = blocks::qk_k;
     static constexpr int bias = 0;
-    __device__ static unsigned quad(const block& b, int j) {
+    __device__ static kernels::block_affine affine(const Block& b, int s16) { return k4_affine(b, s16 / 2); }
+    __device__ static unsigned low_bits(const Block& b, int j) {
         const int g = j / 64, w = j % 64;
         return (word_at(b.qs + 32 * g + w % 32) >> (w < 32 ? 0 : 4)) & 0x0f0f0f0fu;
     }
-    __device__ static kernels::block_affine affine(const block& b, int s16) { return k4_affine(b, s16 / 2); }
 };
 
 template <>
-struct quads<kernels::kernel_format::q5_k> {
-    using block = blocks::q5_k;
-    static constexpr int values = blocks::qk_k;
-    static constexpr int bias = 0;
+struct quads<kernels::kernel_format::q4_k> : k4_block<blocks::q4_k> {
+    __device__ static unsigned quad(const block& b, int j) { return low_bits(b, j); }
+};
+
+// Q5_K's fifth bit of element 64g + w is bit 2g + (w >= 32) of qh[w % 32].
+template <>
+struct quads<kernels::kernel_format::q5_k> : k4_block<blocks::q5_k> {
     __device__ static unsigned quad(const block& b, int j) {
         const int g = j / 64, w = j % 64;
-        const unsigned low = (word_at(b.qs + 32 * g + w % 32) >> (w < 32 ? 0 : 4)) & 0x0f0f0f0fu;
         const unsigned high = (word_at(b.qh + w % 32) >> (2 * g + (w < 32 ? 0 : 1))) & 0x01010101u;
-        return low | high << 4;
+        return low_bits(b, j) | high << 4;
     }
-    __device__ static kernels::block_affine affine(const block& b, int s16) { return k4_affine(b, s16 / 2); }
 };
 
 // Q6_K: in half h (128 values), quarter k (32 values), element r takes a nibble of
