@@ -1,7 +1,9 @@
 // Writes a Llama GGUF file of random weights for speed comparisons (bench/vs_llamacpp.sh): the
 // project's test model (tests/test_model.hpp) at a real model's shape, with a vocabulary of
 // "t0".."tN" and SentencePiece's 256 byte fallbacks (so any prompt tokenizes).
-//   vramplan_bench_model OUT.gguf FORMAT [layers] [embd] [ff] [vocab]
+//   vramplan_bench_model [--fast] OUT.gguf FORMAT [layers] [embd] [ff] [vocab]
+// --fast: quantized tensors are random bytes under fixed scales (test_model's keep_values = false),
+// for multi-gigabyte files in seconds: the GPU's 3.8 GB decode run (bench/gpu_check.sh) uses it.
 // FORMAT: f16, q8_0, q4_0, or q4_k_m (llama.cpp's mix of Q4_K and Q6_K, random valid blocks). Defaults: 12 layers of
 // 2048, feed-forward 5632, vocabulary 32000 (TinyLlama's widths with 12 layers: 0.34 GB in Q4_0, 0.64 GB in Q8_0).
 #include <cstdio>
@@ -11,8 +13,14 @@
 #include "../tests/test_model.hpp"
 
 int main(int argc, char** argv) {
+    const bool fast = argc > 1 && std::string(argv[1]) == "--fast";
+    if (fast) {
+        --argc;
+        ++argv;
+    }
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s OUT.gguf f16|q8_0|q4_0|q4_k_m [layers] [embd] [ff] [vocab]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s [--fast] OUT.gguf f16|q8_0|q4_0|q4_k_m [layers] [embd] [ff] [vocab]\n",
+                     argv[0]);
         return 2;
     }
     const std::string fmt = argv[2];
@@ -39,6 +47,7 @@ int main(int argc, char** argv) {
     s.kv_heads = s.heads / 8 ? s.heads / 8 : 1;
     s.context_length = 4096;
     s.byte_tokens = true;
+    s.keep_values = !fast;
     test_model::write(argv[1], s);
     std::printf("%s: llama, %llu layers of %llu, ff %llu, vocabulary %llu, %s\n", argv[1],
                 static_cast<unsigned long long>(s.layers), static_cast<unsigned long long>(s.embd),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -31,6 +32,10 @@ struct spec {
     // activations to Q8_K): Q6_K for the head and, in the layers use_more_bits picks, attn_v and
     // ffn_down; Q4_K for the rest, random valid blocks.
     bool q4_k_m = false;
+    // false (bench/ only): quantized tensors are random bytes under fixed block scales, written
+    // without computing or keeping their values, so multi-gigabyte files take seconds; the
+    // returned weights are then empty for those tensors and no reference can be computed.
+    bool keep_values = true;
     std::string rope_scaling;  // when not empty, llama.rope.scaling.type (with .factor)
     float rope_scaling_factor = 1.0f;
     bool legacy_linear_key = false;  // linear scaling written as older files do: rope.scale_linear alone
@@ -113,6 +118,45 @@ inline std::vector<float> random(std::size_t n, std::mt19937_64& rng, float scal
     std::vector<float> v(n);
     for (auto& x : v) x = d(rng);
     return v;
+}
+
+// Random bytes in whole blocks of Q8_0, Q4_0, Q4_K or Q6_K, each block's scales set so that its
+// values spread about `scale` (a splitmix64 stream: gigabytes per second, unlike a distribution).
+inline std::vector<std::uint8_t> random_block_bytes(std::uint64_t rows, std::uint64_t cols, format f, float scale,
+                                                    std::uint64_t seed) {
+    std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
+    std::uint64_t state = seed;
+    for (std::size_t i = 0; i < bytes.size(); i += 8) {
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        std::memcpy(bytes.data() + i, &z, std::min<std::size_t>(8, bytes.size() - i));
+    }
+    auto each = [&](auto* blocks, std::size_t n, auto set) {
+        for (std::size_t i = 0; i < n; ++i) set(blocks[i]);
+    };
+    const std::size_t n = bytes.size() / traits(f).block_bytes;
+    switch (f.id) {
+        case format_id::q8_0:  // values -128..127: standard deviation about 74 d
+            each(reinterpret_cast<blocks::q8_0*>(bytes.data()), n, [&](auto& b) { b.d = to_half(scale / 74.0f); });
+            break;
+        case format_id::q4_0:  // values -8..7: about 4.6 d
+            each(reinterpret_cast<blocks::q4_0*>(bytes.data()), n, [&](auto& b) { b.d = to_half(scale / 4.6f); });
+            break;
+        case format_id::q4_k:
+            each(reinterpret_cast<blocks::q4_k*>(bytes.data()), n, [&](auto& b) {
+                b.d = to_half(scale / (63.0f * 8.0f));
+                b.dmin = to_half(scale / 63.0f);
+            });
+            break;
+        case format_id::q6_k:
+            each(reinterpret_cast<blocks::q6_k*>(bytes.data()), n,
+                 [&](auto& b) { b.d = to_half(scale / (127.0f * 32.0f)); });
+            break;
+        default: throw error("random_block_bytes: not a format written as random blocks");
+    }
+    return bytes;
 }
 
 // Writes the model and returns its weights as stored.
@@ -200,7 +244,11 @@ inline weights write(const std::string& path, const spec& s, std::uint64_t seed 
     weights out;
     out.s = s;
     // Random rows in format f: their bytes as stored, and their values as stored into dst.
+    std::uint64_t tensors_made = 0;
     auto make = [&](std::uint64_t rows, std::uint64_t cols, format f, float scale, std::vector<double>& dst) {
+        ++tensors_made;
+        if (!s.keep_values && f.id != format_id::f32 && f.id != format_id::f16)
+            return random_block_bytes(rows, cols, f, scale, seed * 1000003 + tensors_made);
         if (f.id == format_id::q4_k || f.id == format_id::q6_k) return random_k_quant(rows, cols, f, scale, rng, dst);
         const auto v = random(rows * cols, rng, scale);
         std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
