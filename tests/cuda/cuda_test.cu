@@ -88,8 +88,9 @@ std::vector<std::uint8_t> random_blocks(std::uint64_t rows, std::uint64_t cols, 
     return bytes;
 }
 
-// Activations as the staged kernel rounds them, per token and 32 values: d = max |x| / 127 and
-// q = nearest-even(x * (127 / max |x|)), in the same float operations; the values are d * q.
+// Activations as the staged kernel rounds them, per token and 32 values, written out from GGUF's
+// Q8_0 definition rather than taken from the shared quantizer: d = max |x| / 127 kept in f16,
+// q = x * (1 / d) rounded half away from zero; the values are d * q.
 std::vector<double> rounded_like_staged(const std::vector<float>& x, std::uint64_t cols) {
     REQUIRE(cols % 32 == 0);
     std::vector<double> out(x.size());
@@ -97,8 +98,9 @@ std::vector<double> rounded_like_staged(const std::vector<float>& x, std::uint64
         const float* v = x.data() + 32 * g;
         float amax = 0.0f;
         for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(v[i]));
-        const float d = amax / 127.0f, inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
-        for (int i = 0; i < 32; ++i) out[32 * g + i] = double(d) * std::nearbyint(v[i] * inverse);
+        const float d = amax / 127.0f, inverse = d != 0.0f ? 1.0f / d : 0.0f;
+        const double stored_d = to_float(to_half(d));
+        for (int i = 0; i < 32; ++i) out[32 * g + i] = stored_d * std::round(v[i] * inverse);
     }
     return out;
 }
@@ -142,8 +144,8 @@ void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens, 
     auto dw = to_device(shifted);
     auto dx = to_device(xa);
     const void* w_at = thrust::raw_pointer_cast(dw.data()) + w_offset;
-    // The staged kernel multiplies int8 activations (groups of 32 rounded like a Q8_0 block);
-    // the reference then takes the same values.
+    // The staged kernel multiplies activations rounded to Q8_0 blocks; the reference then takes
+    // the same values.
     const bool rounded =
         launch != nullptr || gpu::staged_is_chosen<F>(w_at, thrust::raw_pointer_cast(dx.data()), cols, tokens);
     CAPTURE(rounded);
@@ -207,7 +209,7 @@ TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
     check_matmul<kernel_format::q4_k>(9, 512, 3);
     check_matmul<kernel_format::q5_k>(4, 256, 2);
     check_matmul<kernel_format::q6_k>(6, 768, 1);
-    // The staged kernel over several 2048-value stretches, the last one partial, with rows that
+    // The staged kernel over several stretches (2048 or 1024 values), the last one partial, with rows that
     // start at every offset modulo 16 (Q6_K's 210-byte blocks), an odd row count and 1 to 5 tokens;
     // the buffers end where the tensor ends, so its last granule is read cut short.
     check_matmul<kernel_format::q4_k>(33, 4352, 1);

@@ -4,9 +4,9 @@
 // and the activations reach shared memory through 16-byte asynchronous copies (async_copy.cuh),
 // two stages deep: while the block works on one stretch of its rows, the copies of the next are in
 // flight. A block's warps own different rows over the same columns, so each stretch of activations
-// is copied once per block, and rounded there once to int8 in groups of 32 (like the CPU, which
-// rounds them to Q8_0 or Q8_K): each 16-value group of weights then meets them in four integer dot
-// products (dp4a) of four values per word (quads.cuh), and one float step applies both scales and
+// is copied once per block, and rounded there once to Q8_0 blocks by the shared quantizer (as the
+// CPU rounds them for Q4_0 and Q8_0 weights; for K-quants it uses Q8_K): each 16-value group of weights then meets them
+// in four integer dot products (dp4a) of four values per word (quads.cuh), and one float step applies both scales and
 // the weights' minimum. A version that multiplied in floats was bound by instruction issue (Nsight
 // Compute: 67% of issue slots busy, DRAM 24%), at 0.26-0.34 of the read rate; this one reaches
 // 0.32-0.43 (issue 61%, DRAM 31-36%, 22% occupancy), still short of the memory: decoding the
@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cuda/async_copy.cuh"
 #include "vramplan/kernels/cuda/check.cuh"
 #include "vramplan/kernels/cuda/chunk8.cuh"
@@ -48,7 +49,7 @@ struct staged_geometry {
     static constexpr int x_granules = Values * static_cast<int>(sizeof(A)) / 16;  // per token
     // One stage: each warp's rows, then each token's activations.
     static constexpr int stage_granules = staged_warps * Rows * granules + Tokens * x_granules;
-    // Both stages, then the rounded activations: Values bytes, a float per 32 values and an int per
+    // The stages, then the rounded activations: Values bytes, a float per 32 values and an int per
     // 16, per token.
     static constexpr int shared_bytes = Stages * stage_granules * 16 + Tokens * (Values + Values / 8 + Values / 4);
     static_assert(Values % Q::values == 0 && block_bytes % 2 == 0 && Values * sizeof(A) % 16 == 0 && Stages >= 2);
@@ -93,27 +94,27 @@ __device__ inline void staged_x16(const uint4* slot, int unit, float (&v)[2][8])
     }
 }
 
-// 32 activations rounded to int8 with one scale, as a Q8_0 block holds them: d = max |x| / 127,
-// q = x * (127 / max |x|) to the nearest integer, ties to even (all 0 when max |x| is 0); four per
-// word, low byte first, and the sums of the integers of each half. The CUDA test rounds its
-// reference the same way, operation for operation.
+// 32 activations rounded to a Q8_0 block by the shared quantizer (block_math.hpp: d = max |x| /
+// 127 stored in f16, q = x / d rounded half away from zero), as the CPU rounds the activations of
+// its Q4_0 and Q8_0 products: the integers four per word, low byte first, the scale as a float,
+// and the sums of the integers of each half.
 struct rounded_x32 {
     int words[8];
     float d;
     int sum[2];
 };
 __device__ inline rounded_x32 round_x32(const float (&v)[2][2][8]) {
-    float amax = 0.0f;
+    float flat[32];
 #pragma unroll
-    for (int i = 0; i < 32; ++i) amax = fmaxf(amax, fabsf(v[i / 16][i / 8 % 2][i % 8]));
+    for (int i = 0; i < 32; ++i) flat[i] = v[i / 16][i / 8 % 2][i % 8];
+    blocks::q8_0 b;
+    kernels::quantize_block(flat, b);
     rounded_x32 out{};
-    out.d = amax / 127.0f;
-    const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+    out.d = half_value(b.d);
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
-        const int q = __float2int_rn(v[i / 16][i / 8 % 2][i % 8] * inverse);
-        out.words[i / 4] |= (q & 0xff) << (8 * (i % 4));
-        out.sum[i / 16] += q;
+        out.words[i / 4] |= static_cast<int>(static_cast<std::uint8_t>(b.qs[i])) << (8 * (i % 4));
+        out.sum[i / 16] += b.qs[i];
     }
     return out;
 }
@@ -149,7 +150,7 @@ __global__ void __launch_bounds__(staged_warps * 32)
     auto x_slot = [&](int stage, int t) {
         return staged_shared + stage * geo::stage_granules + staged_warps * Rows * geo::granules + t * geo::x_granules;
     };
-    // After the two stages: the current stretch's activations rounded to int8 (four per word), each
+    // After the stages: the current stretch's activations rounded to int8 (four per word), each
     // 32-value group's scale, and each 16-value group's sum of integers.
     auto* x_words = reinterpret_cast<int*>(staged_shared + Stages * geo::stage_granules);
     auto* x_scale = reinterpret_cast<float*>(x_words + Tokens * (Values / 4));
@@ -196,7 +197,7 @@ __global__ void __launch_bounds__(staged_warps * 32)
         wait_async_copies<Stages - 1>();
         __syncthreads();  // every thread's copies of stretch s have landed
         const int stage = static_cast<int>(s % Stages), nb = blocks_in(s);
-        // The stretch's activations as int8 in groups of 32, one group per thread.
+        // The stretch's activations as Q8_0 blocks, one block per thread.
         const int x_groups = nb * Q::values / 32;
         for (int i = threadIdx.x; i < n_tok * x_groups; i += staged_warps * 32) {
             const int t = i / x_groups, g = i % x_groups;

@@ -18,6 +18,7 @@
 
 #include "vramplan/format/blocks.hpp"
 #include "vramplan/kernels/block_decode.hpp"
+#include "vramplan/kernels/cuda/chunk8.cuh"
 #include "vramplan/kernels/kernel_format.hpp"
 
 namespace vramplan::gpu {
@@ -28,8 +29,9 @@ __device__ inline unsigned word_at(const std::uint8_t* p) {
     return h[0] | static_cast<unsigned>(h[1]) << 16;
 }
 
-// The hardware's f16 conversion (exact, like the shared to_float, which works bit by bit).
-__device__ inline float half_value(half_bits h) { return __half2float(__ushort_as_half(h.bits)); }
+// The hardware's f16 conversion (chunk8.cuh's half_to_float), exact like the shared to_float, which
+// works bit by bit.
+__device__ inline float half_value(half_bits h) { return half_to_float(h.bits); }
 
 // Q4_K's and Q5_K's sub-block map, from the shared 6-bit unpacking (kernels::detail::scale_min_k4).
 template <class Block>
