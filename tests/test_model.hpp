@@ -120,46 +120,6 @@ inline std::vector<float> random(std::size_t n, std::mt19937_64& rng, float scal
     return v;
 }
 
-// Random bytes in whole blocks of Q8_0, Q4_0, Q4_K or Q6_K, each block's scales set so that its
-// values spread about `scale` (a splitmix64 stream: gigabytes per second, unlike a distribution).
-inline std::vector<std::uint8_t> random_block_bytes(std::uint64_t rows, std::uint64_t cols, format f, float scale,
-                                                    std::uint64_t seed) {
-    std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
-    std::uint64_t state = seed;
-    for (std::size_t i = 0; i < bytes.size(); i += 8) {
-        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        std::memcpy(bytes.data() + i, &z, std::min<std::size_t>(8, bytes.size() - i));
-    }
-    auto each = [&](auto* blocks, std::size_t n, auto set) {
-        for (std::size_t i = 0; i < n; ++i) set(blocks[i]);
-    };
-    const std::size_t n = bytes.size() / traits(f).block_bytes;
-    switch (f.id) {
-        case format_id::q8_0:  // values -128..127: standard deviation about 74 d
-            each(reinterpret_cast<blocks::q8_0*>(bytes.data()), n, [&](auto& b) { b.d = to_half(scale / 74.0f); });
-            break;
-        case format_id::q4_0:  // values -8..7: about 4.6 d
-            each(reinterpret_cast<blocks::q4_0*>(bytes.data()), n, [&](auto& b) { b.d = to_half(scale / 4.6f); });
-            break;
-        case format_id::q4_k:
-            each(reinterpret_cast<blocks::q4_k*>(bytes.data()), n, [&](auto& b) {
-                b.d = to_half(scale / (63.0f * 8.0f));
-                b.dmin = to_half(scale / 63.0f);
-            });
-            break;
-        case format_id::q6_k:
-            each(reinterpret_cast<blocks::q6_k*>(bytes.data()), n,
-                 [&](auto& b) { b.d = to_half(scale / (127.0f * 32.0f)); });
-            break;
-        default: throw error("random_block_bytes: not a format written as random blocks");
-    }
-    return bytes;
-}
-
-// Writes the model and returns its weights as stored.
 // llama.cpp's choice for a Q4_K_M file (llama_tensor_get_type in src/llama-quant.cpp): Q6_K for
 // output.weight, and for attn_v and ffn_down in the first and last eighth of the layers and every
 // third between (use_more_bits); Q4_K for every other matrix.
@@ -175,31 +135,71 @@ inline format q4_k_m_format(const std::string& name, std::uint64_t layers) {
     return format{format_id::q4_k};
 }
 
+// Each block's scales in random bytes of Q8_0, Q4_0, Q4_K or Q6_K, set so that its values spread
+// about `scale`.
+inline void set_block_scales(format f, std::vector<std::uint8_t>& bytes, float scale) {
+    auto each = [&](auto* blocks, auto set) {
+        for (std::size_t i = 0; i < bytes.size() / sizeof(*blocks); ++i) set(blocks[i]);
+    };
+    switch (f.id) {
+        case format_id::q8_0:  // values -128..127: standard deviation about 74 d
+            each(reinterpret_cast<blocks::q8_0*>(bytes.data()), [&](auto& b) { b.d = to_half(scale / 74.0f); });
+            break;
+        case format_id::q4_0:  // values -8..7: about 4.6 d
+            each(reinterpret_cast<blocks::q4_0*>(bytes.data()), [&](auto& b) { b.d = to_half(scale / 4.6f); });
+            break;
+        case format_id::q4_k:  // sub-block scales and mins are 0..63, values 0..15
+            each(reinterpret_cast<blocks::q4_k*>(bytes.data()), [&](auto& b) {
+                b.d = to_half(scale / (63.0f * 8.0f));
+                b.dmin = to_half(scale / 63.0f);
+            });
+            break;
+        case format_id::q6_k:  // scales -128..127, values -32..31
+            each(reinterpret_cast<blocks::q6_k*>(bytes.data()),
+                 [&](auto& b) { b.d = to_half(scale / (127.0f * 32.0f)); });
+            break;
+        default: throw error("set_block_scales: not a format written as random blocks");
+    }
+}
+
 // Random valid Q4_K or Q6_K blocks whose values have about `scale`'s size, and those values.
 inline std::vector<std::uint8_t> random_k_quant(std::uint64_t rows, std::uint64_t cols, format f, float scale,
                                                 std::mt19937_64& rng, std::vector<double>& dst) {
     std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
     std::uniform_int_distribution<int> byte(0, 255);
     for (auto& b : bytes) b = static_cast<std::uint8_t>(byte(rng));
+    set_block_scales(f, bytes, scale);
     const std::uint64_t n = rows * cols / 256;
     dst.resize(rows * cols);
     float values[256];
     for (std::uint64_t i = 0; i < n; ++i) {
-        if (f.id == format_id::q4_k) {
-            auto& b = reinterpret_cast<blocks::q4_k*>(bytes.data())[i];
-            b.d = to_half(scale / (63.0f * 8.0f));  // sub-block scales and mins are 0..63, values 0..15
-            b.dmin = to_half(scale / 63.0f);
-            kernels::decode_block<blocks::q4_k, 256>(b, values);
-        } else {
-            auto& b = reinterpret_cast<blocks::q6_k*>(bytes.data())[i];
-            b.d = to_half(scale / (127.0f * 32.0f));  // scales -128..127, values -32..31
-            kernels::decode_block<blocks::q6_k, 256>(b, values);
-        }
+        if (f.id == format_id::q4_k)
+            kernels::decode_block<blocks::q4_k, 256>(reinterpret_cast<const blocks::q4_k*>(bytes.data())[i], values);
+        else
+            kernels::decode_block<blocks::q6_k, 256>(reinterpret_cast<const blocks::q6_k*>(bytes.data())[i], values);
         for (int j = 0; j < 256; ++j) dst[i * 256 + j] = values[j];
     }
     return bytes;
 }
 
+// Random bytes in whole blocks of Q8_0, Q4_0, Q4_K or Q6_K under set_block_scales (a splitmix64
+// stream: gigabytes per second, unlike a distribution).
+inline std::vector<std::uint8_t> random_block_bytes(std::uint64_t rows, std::uint64_t cols, format f, float scale,
+                                                    std::uint64_t seed) {
+    std::vector<std::uint8_t> bytes(tensor_bytes(f, rows, cols));
+    std::uint64_t state = seed;
+    for (std::size_t i = 0; i < bytes.size(); i += 8) {
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        std::memcpy(bytes.data() + i, &z, std::min<std::size_t>(8, bytes.size() - i));
+    }
+    set_block_scales(f, bytes, scale);
+    return bytes;
+}
+
+// Writes the model and returns its weights as stored.
 inline weights write(const std::string& path, const spec& s, std::uint64_t seed = 42) {
     std::mt19937_64 rng(seed);
     io::gguf_writer w;
