@@ -72,16 +72,20 @@ struct random_byte {
     }
 };
 
-// Which matrix kernel: the one matmul() picks, a named older one for a side-by-side ratio, or the
-// staged kernel with another shape of work (rows per warp, values staged per step; one token).
+// Which matrix kernel: the one matmul() picks, a named older one for a side-by-side ratio, the
+// plane kernel on weights held in planes (kernels/weight_planes.hpp) as matmul_planes runs it, or
+// with another shape of work (rows per warp x warps per block, values per stretch; one token).
+// The staged kernel's other shapes (3-4 stages, 2 or 8 rows per warp) were measured and not kept
+// (bench/REPORT-cuda.md).
 enum class matvec_path {
     chosen,
     chunked,
     elementwise,
-    staged_4x2048x2,
-    staged_4x2048x3,
-    staged_4x1024x4,
-    staged_2x2048x3
+    planes,
+    planes_2x4x4096,
+    planes_8x4x4096,
+    planes_4x8x4096,
+    planes_4x4x2048
 };
 
 // Arguments: rows, columns, tokens (1 to 4: decode, or a few tokens sharing each weight read).
@@ -104,14 +108,16 @@ void BM_cuda_matvec(benchmark::State& state) {
             gpu::launch_chunked<F, float>(wp, xp, yp, rows, cols, tokens, nullptr);
         else if constexpr (P == matvec_path::elementwise)
             gpu::launch_elementwise<F, float>(wp, xp, yp, rows, cols, tokens, nullptr);
-        else if constexpr (P == matvec_path::staged_4x2048x2)
-            gpu::launch_staged_as<F, float, 1, 4, 2048, 2>(wp, xp, yp, rows, cols, tokens, nullptr);
-        else if constexpr (P == matvec_path::staged_4x2048x3)
-            gpu::launch_staged_as<F, float, 1, 4, 2048, 3>(wp, xp, yp, rows, cols, tokens, nullptr);
-        else if constexpr (P == matvec_path::staged_4x1024x4)
-            gpu::launch_staged_as<F, float, 1, 4, 1024, 4>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::planes)
+            gpu::matmul_planes<F, float>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::planes_2x4x4096)
+            gpu::launch_planes_as<F, float, 1, 2, 4096, 4>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::planes_8x4x4096)
+            gpu::launch_planes_as<F, float, 1, 8, 4096, 4>(wp, xp, yp, rows, cols, tokens, nullptr);
+        else if constexpr (P == matvec_path::planes_4x8x4096)
+            gpu::launch_planes_as<F, float, 1, 4, 4096, 8>(wp, xp, yp, rows, cols, tokens, nullptr);
         else
-            gpu::launch_staged_as<F, float, 1, 2, 2048, 3>(wp, xp, yp, rows, cols, tokens, nullptr);
+            gpu::launch_planes_as<F, float, 1, 4, 2048, 4>(wp, xp, yp, rows, cols, tokens, nullptr);
     };
     double mv = 0, rd = 0;
     for (auto _ : state) {
@@ -125,10 +131,11 @@ void BM_cuda_matvec(benchmark::State& state) {
     constexpr const char* names[] = {"chosen",
                                      "chunked",
                                      "elementwise",
-                                     "staged 4 rows x 2048 x 2 stages",
-                                     "staged 4 rows x 2048 x 3 stages",
-                                     "staged 4 rows x 1024 x 4 stages",
-                                     "staged 2 rows x 2048 x 3 stages"};
+                                     "planes",
+                                     "planes 2 rows x 4 warps x 4096",
+                                     "planes 8 rows x 4 warps x 4096",
+                                     "planes 4 rows x 8 warps x 4096",
+                                     "planes 4 rows x 4 warps x 2048"};
     state.SetLabel(names[static_cast<int>(P)]);
 }
 
@@ -237,20 +244,25 @@ BENCHMARK(BM_cuda_matvec<kernel_format::q4_k, matvec_path::elementwise>)
     ->Args({8192, 28672, 1})
     ->UseManualTime()
     ->Iterations(2);
-// The staged kernel's shapes of work (rows per warp x values per stretch), one token; for Q8_0
-// and Q4_0 against their chosen chunked kernel.
-#define VRAMPLAN_STAGED_SHAPE(F, P) \
+// The plane kernel beside the chosen one, on the same shapes in the same run (its bytes are the
+// same; only their order differs, and the benchmark's random bytes serve either order).
+BENCHMARK(BM_cuda_matvec<kernel_format::q8_0, matvec_path::planes>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q4_0, matvec_path::planes>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q4_k, matvec_path::planes>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q5_k, matvec_path::planes>)->VRAMPLAN_MATVEC_SHAPES;
+BENCHMARK(BM_cuda_matvec<kernel_format::q6_k, matvec_path::planes>)->VRAMPLAN_MATVEC_SHAPES;
+// Its other shapes of work, one token.
+#define VRAMPLAN_PLANES_SHAPE(F, P) \
     BENCHMARK(BM_cuda_matvec<F, matvec_path::P>)->Args({8192, 28672, 1})->UseManualTime()->Iterations(10)
-#define VRAMPLAN_STAGED_SHAPES(F)              \
-    VRAMPLAN_STAGED_SHAPE(F, staged_4x2048x2); \
-    VRAMPLAN_STAGED_SHAPE(F, staged_4x2048x3); \
-    VRAMPLAN_STAGED_SHAPE(F, staged_4x1024x4); \
-    VRAMPLAN_STAGED_SHAPE(F, staged_2x2048x3)
-VRAMPLAN_STAGED_SHAPES(kernel_format::q8_0);
-VRAMPLAN_STAGED_SHAPES(kernel_format::q4_0);
-VRAMPLAN_STAGED_SHAPES(kernel_format::q4_k);
-VRAMPLAN_STAGED_SHAPES(kernel_format::q5_k);
-VRAMPLAN_STAGED_SHAPES(kernel_format::q6_k);
+#define VRAMPLAN_PLANES_SHAPES(F)              \
+    VRAMPLAN_PLANES_SHAPE(F, planes_2x4x4096); \
+    VRAMPLAN_PLANES_SHAPE(F, planes_8x4x4096); \
+    VRAMPLAN_PLANES_SHAPE(F, planes_4x8x4096); \
+    VRAMPLAN_PLANES_SHAPE(F, planes_4x4x2048)
+VRAMPLAN_PLANES_SHAPES(kernel_format::q8_0);
+VRAMPLAN_PLANES_SHAPES(kernel_format::q4_0);
+VRAMPLAN_PLANES_SHAPES(kernel_format::q4_k);
+VRAMPLAN_PLANES_SHAPES(kernel_format::q6_k);
 
 BENCHMARK(BM_cuda_decode_attention<kernel_format::f16>)
     ->Arg(4096)

@@ -21,6 +21,9 @@ for m in stories260K stories260K-q8_0 stories260K-q4_0 stories260K-wide-q4_k_m s
     # A budget above the device is a cap, not a demand: the 1.2 MiB plan runs (a plan above what is
     # free is refused before allocation: the CUDA test)
     [ "$m" = stories260K ] && extra=("--device cuda --device-budget 1TiB")
+    # Quantized matrices held in planes (kernels/weight_planes.hpp), resident and streamed.
+    case $m in *q4_0 | *q8_0 | *q4_k_m) extra=("--device cuda --weight-layout planes"
+                                              "--device cuda --weight-layout planes --device-budget 600KiB") ;; esac
     for args in "--device cpu" "--device cuda" "--device cuda --device-budget 600KiB" "--device cpu --kv q8_0" "--device cuda --kv q8_0" \
                 "--device cpu --kv q4_0" "--device cuda --kv q4_0" "${extra[@]}"; do
         echo "=== $m $args"
@@ -30,11 +33,13 @@ for m in stories260K stories260K-q8_0 stories260K-q4_0 stories260K-wide-q4_k_m s
     done
 done >"$out/generate.txt" 2>&1
 {
-    timeout 60 compute-sanitizer --tool memcheck "$build/tests/vramplan_cuda_tests" -tc="CUDA fused*,CUDA matmul*"
+    timeout 60 compute-sanitizer --tool memcheck "$build/tests/vramplan_cuda_tests" -tc="CUDA fused*,CUDA matmul*,a CUDA backend that holds planes*"
     [ -f "$models/stories260K.gguf" ] && timeout 30 compute-sanitizer --tool racecheck "$build/examples/generate" -m "$models/stories260K.gguf" -n 4 --device cuda
     for m in stories260K-wide-q4_k_m stories260K-moe-f32; do  # the K-quant and expert kernels
         [ -f "$models/$m.gguf" ] && timeout 60 compute-sanitizer --tool memcheck "$build/examples/generate" -m "$models/$m.gguf" -n 4 --device cuda
     done
+    [ -f "$models/stories260K-wide-q4_k_m.gguf" ] && timeout 60 compute-sanitizer --tool memcheck "$build/examples/generate" \
+        -m "$models/stories260K-wide-q4_k_m.gguf" -n 4 --device cuda --weight-layout planes
 } >"$out/sanitizer.txt" 2>&1
 {  # the real NVML: this machine's GPU, and a plan against what is free on it
     "$build/examples/vramplan" gpus --local

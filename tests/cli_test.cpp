@@ -397,7 +397,8 @@ TEST_CASE("emit-header: the generated type compiles and its static_assert holds 
 TEST_CASE(
     "generate: stories260K prints llama.cpp's greedy text, resident and streamed, and bad options are one clear line") {
     const std::string model = std::string(VRAMPLAN_SHARED_DIR) + "/models/stories260K.gguf";
-    for (const char* args : {"-n 0 -t 0", "-n -5", "--top-p 1.5", "--temp -1", "--kv q5_0"}) {
+    for (const char* args :
+         {"-n 0 -t 0", "-n -5", "--top-p 1.5", "--temp -1", "--kv q5_0", "--weight-layout tiles"}) {
         CAPTURE(args);
         const auto r = run_program(VRAMPLAN_GENERATE, "-m " + model + " " + args);
         CHECK(r.rc == 2);
@@ -407,6 +408,10 @@ TEST_CASE(
         MESSAGE("../shared/models absent: the runs are skipped");
         return;
     }
+    // The device layout is the CUDA backend's to choose; the CPU backend holds its own.
+    const auto layout = run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 1 --weight-layout planes");
+    CHECK(layout.rc == 2);
+    CHECK(layout.out.find("--weight-layout planes chooses the layout of the CUDA backend") != std::string::npos);
     // An instruction set the kernels do not know is one line naming the variable and the choices.
     const auto isa = run_program("VRAMPLAN_CPU_ISA=avx3 " + std::string(VRAMPLAN_GENERATE), "-m " + model + " -n 1");
     CHECK(isa.rc == 2);

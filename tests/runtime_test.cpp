@@ -4,6 +4,7 @@
 #include "temp_path.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -374,6 +375,112 @@ TEST_CASE("the CPU backend holds the Q4_0 and Q8_0 tensors only matmuls read as 
             };
             CHECK((w == format_id::q4_0 ? same(blocks::q4_0{}) : same(blocks::q8_0{})));
         }
+    }
+}
+
+TEST_CASE("planes: each block's fields in separate arrays, at the offsets the layout's definition gives") {
+    // Block b's byte i is b * 37 + i (mod 256), so every byte says where it came from.
+    auto blocks_of = [](int block_bytes, int n) {
+        std::vector<std::uint8_t> v(static_cast<std::size_t>(block_bytes * n));
+        for (int b = 0; b < n; ++b)
+            for (int i = 0; i < block_bytes; ++i) v[b * block_bytes + i] = static_cast<std::uint8_t>(b * 37 + i);
+        return v;
+    };
+    auto byte = [](int b, int i) { return static_cast<std::uint8_t>(b * 37 + i); };
+    struct expect {
+        kernels::kernel_format f;
+        int block_bytes;
+        std::vector<std::array<int, 3>> planes;  // {first byte in the block, bytes, start of the plane for 3 blocks}
+    };
+    // Offsets from GGUF's block definitions: Q4_0 d(2) qs(16); Q8_0 d(2) qs(32); Q4_K d dmin(4)
+    // scales(12) qs(128); Q5_K d dmin scales(16) qh(32) qs(128); Q6_K ql(128) qh(64) scales(16) d(2).
+    const std::vector<expect> all{
+        {kernels::kernel_format::q4_0, 18, {{2, 16, 0}, {0, 2, 48}}},
+        {kernels::kernel_format::q8_0, 34, {{2, 32, 0}, {0, 2, 96}}},
+        {kernels::kernel_format::q4_k, 144, {{16, 128, 0}, {0, 16, 384}}},
+        {kernels::kernel_format::q5_k, 176, {{16, 160, 0}, {0, 16, 480}}},
+        {kernels::kernel_format::q6_k, 210, {{0, 192, 0}, {192, 16, 576}, {208, 2, 624}}},
+    };
+    for (const auto& e : all) {
+        CAPTURE(kernels::kernel_format_name(e.f));
+        const auto file_order = blocks_of(e.block_bytes, 3);
+        std::vector<std::uint8_t> planes(file_order.size()), back(file_order.size());
+        kernels::split_into_planes(e.f, file_order.data(), planes.data(), 3);
+        for (const auto& [first, bytes, start] : e.planes) {
+            CHECK(start % 16 == 0);
+            for (int b = 0; b < 3; ++b)
+                for (int i = 0; i < bytes; ++i) REQUIRE(planes[start + b * bytes + i] == byte(b, first + i));
+        }
+        kernels::join_planes(e.f, planes.data(), back.data(), 3);
+        CHECK(back == file_order);
+    }
+    CHECK_FALSE(kernels::has_planes(kernels::kernel_format::q5_0));
+    CHECK_FALSE(kernels::has_planes(kernels::kernel_format::f16));
+}
+
+namespace {
+// The CPU backend told to hold planes, to see what the loader writes for a GPU backend that does.
+struct planes_holding_backend : cpu_backend {
+    using cpu_backend::cpu_backend;
+    bool holds_planes() const { return true; }
+};
+}  // namespace
+
+TEST_CASE("a backend that holds planes gets the matrices only matmuls read in planes, resident and streamed") {
+    for (format_id w : {format_id::q4_0, format_id::q8_0}) {
+        CAPTURE(name(format{w}));
+        test_model::spec s;
+        s.weights = format{w};
+        const written_model written("vramplan_planes.gguf", s, 9);
+        const auto& [path, weights, file, m] = written;
+        // A device budget for one resident layer: the others sit in the host tier, to be streamed.
+        const limits lim{.context = 32, .ubatch = 4};
+        const plan full = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, lim);
+        std::uint64_t budget = 0;
+        needed_by_gpu_layers(full, [&](std::uint64_t g, std::uint64_t need) {
+            if (g == 1) budget = need;
+        });
+        const plan p = plan_auto_offload(m, target_desc{"cpu", budget, 0}, lim);
+        REQUIRE(p.fits());
+        REQUIRE(p.gpu_layers == 1);
+        REQUIRE(m.shape.n_layer > 1);
+        planes_holding_backend backend(p.target.capacity);
+        runtime::arena<planes_holding_backend> a(p, backend);
+        runtime::load_weights(file, a);
+        auto file_bytes = [&](const std::string& tensor) {
+            const io::gguf_tensor_info* info = file.find_tensor(tensor);
+            std::vector<std::uint8_t> out(info->bytes);
+            file.read_tensor(*info, reinterpret_cast<std::byte*>(out.data()));
+            return out;
+        };
+        const auto embd = file_bytes("token_embd.weight");
+        CHECK(std::memcmp(a.view("token_embd.weight").data, embd.data(), embd.size()) == 0);
+        CHECK_FALSE(runtime::held_as_planes(p, global_weight(global_tensor::token_embd), format{w}));
+        CHECK(runtime::held_as_planes(p, layer_weight(tensor_role::attn_q), format{w}));
+        // Slots aligned below 16 bytes keep the file's layout: the plane kernel loads 16 bytes at a time.
+        plan_options loose;
+        loose.alignment = 8;
+        CHECK_FALSE(runtime::held_as_planes(plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, lim, loose),
+                                            layer_weight(tensor_role::attn_q), format{w}));
+        const auto kf = kernels::to_kernel_format(format{w}, "test");
+        const std::uint64_t block = kernels::block_bytes(kf);
+        for (std::uint64_t l = 0; l < m.shape.n_layer; ++l)
+            for (const std::string role : {"attn_q", "ffn_down"}) {
+                const std::string tensor = "blk." + std::to_string(l) + "." + role + ".weight";
+                CAPTURE(tensor);
+                const auto want = file_bytes(tensor);
+                const auto view = a.view(tensor);
+                REQUIRE(view.bytes == want.size());
+                // Hand-placed: the values of block i at i * (block - 2), its scale after all the values.
+                const std::uint64_t n = want.size() / block, values = block - 2;
+                const auto* held = reinterpret_cast<const std::uint8_t*>(view.data);
+                bool same = true;
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    same = same && std::memcmp(held + i * values, want.data() + i * block + 2, values) == 0;
+                    same = same && std::memcmp(held + n * values + 2 * i, want.data() + i * block, 2) == 0;
+                }
+                CHECK(same);
+            }
     }
 }
 

@@ -8,8 +8,8 @@ namespace generate {
 namespace {
 class cuda_engine final : public engine {
 public:
-    cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress)
-        : arena_(p, backend_) {
+    cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress, bool planes)
+        : backend_(0, planes), arena_(p, backend_) {
         vramplan::runtime::load_weights(file, arena_,
                                         progress ? std::function<void(std::size_t, std::size_t)>(progress)
                                                  : std::function<void(std::size_t, std::size_t)>());
@@ -34,8 +34,8 @@ std::uint64_t cuda_free_bytes() {
 }
 
 std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p,
-                                         progress_fn progress) {
-    return std::make_unique<cuda_engine>(file, p, progress);
+                                         progress_fn progress, bool planes) {
+    return std::make_unique<cuda_engine>(file, p, progress, planes);
 }
 
 }  // namespace generate

@@ -29,7 +29,8 @@ void progress_bar(std::size_t done, std::size_t total) {
 
 int main(int argc, char** argv) {
     CLI::App app{"generate: run a GGUF Llama model inside a vramplan arena"};
-    std::string model_path, prompt = "Once upon a time", kv = "f16", device = "cpu", budget, temp_s, host_experts;
+    std::string model_path, prompt = "Once upon a time", kv = "f16", device = "cpu", budget, temp_s, host_experts,
+        weight_layout = "file";
     std::uint64_t n_predict = 32, ctx = 0, ubatch = 512, seed = 1;
     float temperature = 0.0f, top_p = 0.95f;
     std::uint32_t top_k = 40;
@@ -47,6 +48,11 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0"}))
         ->capture_default_str();
     app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+    app.add_option("--weight-layout", weight_layout,
+                   "CUDA: how quantized matrices are held on the device: file (the file's blocks) or planes (values "
+                   "and scales in separate aligned arrays, read 16 bytes per load)")
+        ->check(CLI::IsMember({"file", "planes"}))
+        ->capture_default_str();
     app.add_option("--device-budget", budget,
                    "device memory the plan may use (e.g. 2GiB); layers beyond it are streamed (default: CUDA: the "
                    "device's free memory less 64 MiB; "
@@ -90,6 +96,10 @@ int main(int argc, char** argv) {
                         " new tokens exceed --ctx " + std::to_string(ctx));
         if (const std::string w = cli::trained_context_warning(m, ctx); !w.empty()) fmt::print(stderr, "{}\n", w);
         const bool cuda = device == "cuda";
+        if (weight_layout != "file" && !cuda)
+            throw error("--weight-layout " + weight_layout +
+                        " chooses the layout of the CUDA backend; the CPU backend chooses its own (drop the option or "
+                        "use --device cuda)");
 #if !VRAMPLAN_WITH_CUDA
         if (cuda)
             throw error("this build has no CUDA support (nvcc was not found at configure time); use --device cpu");
@@ -121,7 +131,7 @@ int main(int argc, char** argv) {
         const generate::progress_fn progress = isatty(STDERR_FILENO) ? &progress_bar : nullptr;
         if (cuda) {
 #if VRAMPLAN_WITH_CUDA
-            eng = generate::make_cuda_engine(file, p, progress);
+            eng = generate::make_cuda_engine(file, p, progress, weight_layout == "planes");
 #endif
         } else {
             eng = generate::make_cpu_engine(file, p, threads, progress);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "../random_values.hpp"
@@ -111,10 +112,12 @@ using matmul_launcher = void (*)(const void*, const A*, float*, std::uint64_t, s
 
 // w_offset: bytes before the weights in their buffer (2 leaves them unaligned for 16-byte loads,
 // which sends the K-quants to the element-by-element kernel instead of the staged one).
-// launch: a kernel to run instead of the one gpu::find_matmul picks.
+// launch: a kernel to run instead of the one gpu::find_matmul picks. planes: the weights are
+// handed over in planes (kernels/weight_planes.hpp), as a backend that holds planes loads them, to
+// the plane kernel (or `launch`); the reference reads the file's order.
 template <kernel_format F, class A = float>
 void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens, std::uint64_t w_offset = 0,
-                  matmul_launcher<A> launch = nullptr) {
+                  std::type_identity_t<matmul_launcher<A>> launch = nullptr, bool planes = false) {
     CAPTURE(std::string(kernels::kernel_format_name(F)));
     const bool half_activations = std::is_same_v<A, __half>;
     CAPTURE(half_activations);
@@ -122,6 +125,7 @@ void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens, 
     CAPTURE(cols);
     CAPTURE(tokens);
     CAPTURE(w_offset);
+    CAPTURE(planes);
     std::vector<std::uint8_t> w;
     if constexpr (kernels::stores_rows(F))
         w = store_rows<F>(random_values(rows * cols, rows), rows, cols);
@@ -139,15 +143,18 @@ void check_matmul(std::uint64_t rows, std::uint64_t cols, std::uint64_t tokens, 
         }
     }
     const std::uint64_t rb = kernels::kernel_row_bytes(F, cols);
+    std::vector<std::uint8_t> held = w;
+    if (planes) kernels::split_into_planes(F, w.data(), held.data(), w.size() / kernels::block_bytes(F));
     std::vector<std::uint8_t> shifted(w_offset, 0);
-    shifted.insert(shifted.end(), w.begin(), w.end());
+    shifted.insert(shifted.end(), held.begin(), held.end());
     auto dw = to_device(shifted);
     auto dx = to_device(xa);
     const void* w_at = thrust::raw_pointer_cast(dw.data()) + w_offset;
     // The staged kernel multiplies activations rounded to Q8_0 blocks; the reference then takes
     // the same values.
-    const bool rounded =
-        launch != nullptr || gpu::staged_is_chosen<F>(w_at, thrust::raw_pointer_cast(dx.data()), cols, tokens);
+    const bool rounded = launch != nullptr || planes ||
+                         gpu::staged_is_chosen<F>(w_at, thrust::raw_pointer_cast(dx.data()), cols, tokens);
+    if (planes && !launch) launch = gpu::find_matmul_planes<A>(F);
     CAPTURE(rounded);
     const std::vector<double> xr = rounded ? rounded_like_staged(x, cols) : std::vector<double>(x.begin(), x.end());
     std::vector<double> ref(rows * tokens);
@@ -244,6 +251,24 @@ TEST_CASE("CUDA matmul equals the CPU kernel for every weight format") {
     check_matmul<kernel_format::q6_k, __half>(7, 2304, 3);
     check_matmul<kernel_format::q4_k, __half>(5, 512, 1);
     check_matmul<kernel_format::q4_0, __half>(12, 4096, 1);  // staged, like every one-token Q4_0 product
+    // Weights in planes: every format with planes, one stretch (4096 values) and several, the last
+    // partial, odd row counts (warps past the last row), one to five tokens, f16 activations, and
+    // the other shapes of work the benchmark compares.
+    check_matmul<kernel_format::q4_0>(37, 4096, 1, 0, nullptr, true);
+    check_matmul<kernel_format::q4_0>(130, 9216, 4, 0, nullptr, true);
+    check_matmul<kernel_format::q8_0>(9, 96, 5, 0, nullptr, true);
+    check_matmul<kernel_format::q8_0>(64, 8448, 1, 0, nullptr, true);
+    check_matmul<kernel_format::q4_k>(33, 4352, 1, 0, nullptr, true);
+    check_matmul<kernel_format::q4_k>(5, 512, 3, 0, nullptr, true);
+    check_matmul<kernel_format::q5_k>(17, 8960, 2, 0, nullptr, true);
+    check_matmul<kernel_format::q6_k>(11, 4864, 5, 0, nullptr, true);
+    check_matmul<kernel_format::q6_k>(64, 256, 1, 0, nullptr, true);
+    check_matmul<kernel_format::q4_0, __half>(12, 4096, 2, 0, nullptr, true);
+    check_matmul<kernel_format::q6_k, __half>(7, 2304, 1, 0, nullptr, true);
+    check_matmul<kernel_format::q4_0>(45, 8192, 1, 0, &gpu::launch_planes_as<kernel_format::q4_0, float, 1, 2, 4096, 8>,
+                                      true);
+    check_matmul<kernel_format::q5_k>(29, 2560, 3, 0, &gpu::launch_planes_as<kernel_format::q5_k, float, 4, 8, 2048>,
+                                      true);
 }
 
 TEST_CASE("CUDA fused attention (f32 and f16 queries) and KV append equal the CPU kernels") {
@@ -437,6 +462,49 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
             CHECK_THROWS_WITH_AS(gl.forward(std::vector<std::int32_t>{1}, std::vector<std::int32_t>{64}),
                                  doctest::Contains("outside the planned context"), error);
         }
+        std::filesystem::remove(path);
+    }
+}
+
+TEST_CASE("a CUDA backend that holds planes runs the forward pass as the CPU does, resident and streamed") {
+    if (!have_gpu()) return;
+    // Q4_0 and Q8_0 weights: here both backends round the activations of every matrix product to
+    // Q8_0 blocks with the shared quantizer and multiply in integers, so only float sums differ.
+    // The embedding table (read by embed) stays in the file's layout.
+    for (format_id w : {format_id::q4_0, format_id::q8_0}) {
+        CAPTURE(name(format{w}));
+        test_model::spec s;
+        s.weights = format{w};
+        s.layers = 4;
+        const std::string path = (std::filesystem::temp_directory_path() / "vramplan_cuda_planes.gguf").string();
+        test_model::write(path, s, 7);
+        const auto file = io::gguf_file::open(path);
+        const model_desc m = io::describe(file, "test");
+        const limits lim{.context = 64, .ubatch = 8, .all_logits = true};
+        const std::vector<std::int32_t> tokens{1, 5, 9, 13, 17, 21};
+        std::vector<std::int32_t> pos(tokens.size());
+        for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<std::int32_t>(i);
+        const plan cp = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, lim);
+        runtime::cpu_backend cb(0, 2);
+        runtime::arena<runtime::cpu_backend> ca(cp, cb);
+        runtime::load_weights(file, ca);
+        runtime::forward_pass<runtime::cpu_backend> cl(ca);
+        const float* c = cl.forward(tokens, pos, true);
+        const std::vector<float> ref(c, c + tokens.size() * s.vocab);
+        std::vector<std::vector<float>> got;
+        for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}}) {
+            plan_options o;
+            o.gpu_layers = gpu_layers;
+            const plan gp = plan_inference(m, target_desc{"cuda", 1ull << 30, 0}, lim, o);
+            runtime::cuda_backend gb(0, true);
+            runtime::arena<runtime::cuda_backend> ga(gp, gb);
+            runtime::load_weights(file, ga);
+            runtime::forward_pass<runtime::cuda_backend> gl(ga);
+            const float* g = gl.forward(tokens, pos, true);
+            got.emplace_back(g, g + tokens.size() * s.vocab);
+            CHECK(max_diff(got.back(), ref) <= 1e-2);
+        }
+        CHECK(got[0] == got[1]);  // streamed layers are copied as they are held: bit for bit
         std::filesystem::remove(path);
     }
 }

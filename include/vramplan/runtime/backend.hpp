@@ -62,6 +62,11 @@
 //                               reserve_logits(count) is called once, at start-up, with the most it
 //                               will be asked for, so a backend that copies them back allocates then.
 //
+// Optional: a backend that holds weights in planes (kernels/weight_planes.hpp) says so with
+// holds_planes() (a run-time choice) and gives find_matmul_planes(weight format), the matmul kernel
+// for a weight held in planes; the loader converts those weights and the pass picks that kernel
+// for them (runtime/weight_layout.hpp). The CPU backend holds its own layout, panels, instead.
+//
 // Not in the contract yet: latent attention's head_split, head_matmul and concat, attention's
 // v_dim, and Mamba-2's ssm_conv and ssm_scan (model/graph.hpp). They are planned only;
 // check_runnable refuses MLA and hybrid models before a backend could be asked for them.

@@ -21,7 +21,9 @@ public:
     static constexpr const char* name = "cuda";
     static constexpr bool device_is_host_memory = false;
 
-    explicit cuda_backend(int device = 0) : device_(device) {
+    // planes: hold the quantized tensors that only matrix products read in planes
+    // (kernels/weight_planes.hpp), read by the plane kernel; otherwise in the file's layout.
+    explicit cuda_backend(int device = 0, bool planes = false) : device_(device), planes_(planes) {
         // Without a driver or a visible GPU, cudaSetDevice's own error names neither the device nor
         // the way out.
         int count = 0;
@@ -108,6 +110,8 @@ public:
     using attention_kernel = gpu::attention_fn;
 
     matmul_kernel find_matmul(kernels::kernel_format f) const { return gpu::find_matmul<float>(f); }
+    bool holds_planes() const { return planes_; }  // runtime/weight_layout.hpp
+    matmul_kernel find_matmul_planes(kernels::kernel_format f) const { return gpu::find_matmul_planes<float>(f); }
     expert_matmul_kernel find_expert_matmul(kernels::kernel_format f) const { return gpu::find_expert_matmul(f); }
     embed_kernel find_embed(kernels::kernel_format f) const { return gpu::find_embed(f); }
     kv_append_kernel find_kv_append(kernels::kernel_format f) const { return gpu::find_kv_append(f); }
@@ -192,6 +196,7 @@ public:
 
 private:
     int device_;
+    bool planes_;
     cudaStream_t compute_ = nullptr, copy_ = nullptr;
     cudaEvent_t copied_[2]{}, consumed_[2]{};
     float* readback_ = nullptr;

@@ -176,10 +176,16 @@ private:
                 k.embed = b.find_embed(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
                 break;
             case op_kind::matmul:
-                k.matmul = b.find_matmul(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
+            {
+                const auto kf = kernels::to_kernel_format(weight_format(o, kind), weight_label(o));
+                k.matmul = b.find_matmul(kf);
                 if constexpr (holds_panels<Backend>)
                     k.matmul.panels = held_as_panels(p.graph, o.weight, weight_format(o, kind), o.n);
+                if constexpr (requires { b.find_matmul_planes(kf); })
+                    if (holds_planes(b) && held_as_planes(p, o.weight, weight_format(o, kind)))
+                        k.matmul = b.find_matmul_planes(kf);
                 break;
+            }
             case op_kind::rms_norm:
             case op_kind::add_bias:
                 if (weight_format(o, kind) != format{format_id::f32})

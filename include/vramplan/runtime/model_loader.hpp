@@ -1,7 +1,8 @@
 // Loads a GGUF file's tensors straight into their planned slots: one read per tensor. Slots in
 // memory the host can address (the host tier, or every tier of the CPU backend) are read into
 // directly; device slots go through one load-time bounce buffer, freed before inference starts.
-// A tensor the backend holds in its own layout is converted in its slot (runtime/weight_layout.hpp).
+// A tensor the backend holds in its own layout is converted in its slot, or (planes) on its way to
+// it (runtime/weight_layout.hpp).
 #pragma once
 
 #include <cstdio>
@@ -25,7 +26,8 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
     for (const auto& b : all) total += b.kind == buffer_kind::weights;
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(file.path().c_str(), "rb"), &std::fclose);
     if (!f) throw error("cannot open '" + file.path() + "' for reading");
-    std::vector<std::byte> bounce;
+    std::vector<std::byte> bounce, planes;  // planes: a tensor split into planes before it is uploaded
+    const bool planes_held = holds_planes(a.backend());
     std::vector<std::uint8_t> scratch;  // sixteen rows, for tensors the backend holds as panels
     a.begin_loading();                  // until the last tensor is in, the arena's weights are incomplete
     for (const auto& b : all) {
@@ -36,7 +38,18 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
             throw error("tensor '" + b.name + "' in the file (" + name(t->fmt) + ", " + std::to_string(t->bytes) +
                         " bytes) differs from the plan (" + name(b.fmt) + ", " + std::to_string(b.bytes) + " bytes)");
         std::byte* dst = a.base(b.where) + b.offset;
-        if (b.where == tier::host || Backend::device_is_host_memory) {
+        if (planes_held && held_as_planes(a.plan(), b.ref, b.fmt)) {
+            // The file's order is read aside and split into planes in the slot, or on its way there.
+            bounce.resize(static_cast<std::size_t>(t->bytes));
+            file.read_tensor(f.get(), *t, bounce.data());
+            if (b.where == tier::host || Backend::device_is_host_memory) {
+                convert_to_planes(b.fmt, bounce.data(), dst, t->bytes);
+            } else {
+                planes.resize(static_cast<std::size_t>(t->bytes));
+                convert_to_planes(b.fmt, bounce.data(), planes.data(), t->bytes);
+                a.backend().upload(dst, planes.data(), t->bytes);
+            }
+        } else if (b.where == tier::host || Backend::device_is_host_memory) {
             file.read_tensor(f.get(), *t, dst);
             if constexpr (holds_panels<Backend>)
                 if (held_as_panels(a.plan().graph, b.ref, b.fmt, b.rows))

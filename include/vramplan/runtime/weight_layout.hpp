@@ -4,6 +4,11 @@
 // rearranged, so the plan's sizes and offsets hold as planned: the arena is still the allocation, byte for byte. One
 // rule decides, for the loader that converts each such tensor after reading it and for the forward pass that tells its
 // matmuls: held_as_panels.
+//
+// A GPU backend may hold the same tensors in planes (kernels/weight_planes.hpp: each block's values,
+// then its scales, in separate aligned arrays), the layout its plane kernels read with 16-byte
+// loads; it says so at run time with holds_planes(). Also the file's bytes rearranged, so the plan
+// holds; the loader converts on the host, and streamed layers are copied as they are held.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +16,10 @@
 
 #include "vramplan/kernels/cpu/int8_panel.hpp"
 #include "vramplan/kernels/cpu/kquant_panel.hpp"
+#include "vramplan/kernels/weight_planes.hpp"
+#include "vramplan/kernels/kernel_format.hpp"
 #include "vramplan/model/graph.hpp"
+#include "vramplan/plan/plan.hpp"
 
 namespace vramplan::runtime {
 
@@ -48,6 +56,35 @@ inline void convert_to_panels(format f, std::byte* data, std::uint64_t rows, std
     if (f == format{format_id::q4_k}) pack_tensor_k_panels<blocks::q4_k>(at, rows, cols, scratch.data());
     if (f == format{format_id::q5_k}) pack_tensor_k_panels<blocks::q5_k>(at, rows, cols, scratch.data());
     if (f == format{format_id::q6_k}) pack_tensor_k_panels<blocks::q6_k>(at, rows, cols, scratch.data());
+}
+
+// Whether this backend holds the tensors planes apply to in planes: a run-time choice of the backend
+// (`bool holds_planes() const`); backends without it never do.
+template <class Backend>
+bool holds_planes(const Backend& b) {
+    if constexpr (requires { b.holds_planes(); })
+        return b.holds_planes();
+    else
+        return false;
+}
+
+// Whether a weight of this format, read by the plan's graph as `ref`, is held in planes by a backend
+// that holds planes: the formats with planes, read only by matmul ops (embedding tables and stacked
+// experts keep the file's layout, which their kernels read), in a plan whose slots start 16-byte
+// aligned (the plane kernel's loads; the default alignment is 256).
+inline bool held_as_planes(const plan& p, weight_ref ref, format f) {
+    if (p.options.alignment % 16 != 0) return false;
+    for (std::size_t i = 0; i < kernels::n_kernel_formats; ++i)
+        if (f == format{kernels::kernel_format_ids[i]})
+            return kernels::has_planes(static_cast<kernels::kernel_format>(i)) && p.graph.only_multiplied(ref);
+    return false;
+}
+
+// Converts a tensor read as the file stores it (`from`) into planes at `to`.
+inline void convert_to_planes(format f, const std::byte* from, std::byte* to, std::uint64_t bytes) {
+    const kernels::kernel_format k = kernels::to_kernel_format(f, "a tensor held in planes");
+    kernels::split_into_planes(k, reinterpret_cast<const std::uint8_t*>(from), reinterpret_cast<std::uint8_t*>(to),
+                               bytes / static_cast<std::uint64_t>(kernels::block_bytes(k)));
 }
 
 }  // namespace vramplan::runtime

@@ -10,6 +10,7 @@
 #include "vramplan/kernels/cuda/elementwise.cuh"
 #include "vramplan/kernels/cuda/experts.cuh"
 #include "vramplan/kernels/cuda/matmul.cuh"
+#include "vramplan/kernels/cuda/matmul_planes.cuh"
 #include "vramplan/kernels/supported.hpp"
 
 namespace vramplan::gpu {
@@ -29,6 +30,13 @@ template <class A>
 auto find_matmul(kernels::kernel_format w) {
     using fn = void (*)(const void*, const A*, float*, std::uint64_t, std::uint64_t, std::uint64_t, cudaStream_t);
     return kernels::with_device_weight_format(w, [](auto f) { return fn{&matmul<f(), A>}; });
+}
+
+// The plane kernel for a weight the backend holds in planes (kernels/weight_planes.hpp).
+template <class A>
+auto find_matmul_planes(kernels::kernel_format w) {
+    using fn = void (*)(const void*, const A*, float*, std::uint64_t, std::uint64_t, std::uint64_t, cudaStream_t);
+    return kernels::with_device_weight_format(w, [](auto f) { return fn{&matmul_planes<f(), A>}; });
 }
 
 inline expert_matmul_fn find_expert_matmul(kernels::kernel_format w) {

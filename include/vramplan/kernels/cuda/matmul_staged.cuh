@@ -31,6 +31,7 @@
 #include "vramplan/kernels/cuda/check.cuh"
 #include "vramplan/kernels/cuda/chunk8.cuh"
 #include "vramplan/kernels/cuda/quads.cuh"
+#include "vramplan/kernels/cuda/rounded_x.cuh"
 #include "vramplan/kernels/cuda/row_sums.cuh"
 
 namespace vramplan::gpu {
@@ -92,38 +93,6 @@ __device__ inline void staged_x16(const uint4* slot, int unit, float (&v)[2][8])
             v[k][4] = p[2 * k + 1].x, v[k][5] = p[2 * k + 1].y, v[k][6] = p[2 * k + 1].z, v[k][7] = p[2 * k + 1].w;
         }
     }
-}
-
-// 32 activations rounded to a Q8_0 block by the shared quantizer (block_math.hpp: d = max |x| /
-// 127 stored in f16, q = x / d rounded half away from zero), as the CPU rounds the activations of
-// its Q4_0 and Q8_0 products: the integers four per word, low byte first, the scale as a float,
-// and the sums of the integers of each half.
-struct rounded_x32 {
-    int words[8];
-    float d;
-    int sum[2];
-};
-__device__ inline rounded_x32 round_x32(const float (&v)[2][2][8]) {
-    float flat[32];
-#pragma unroll
-    for (int i = 0; i < 32; ++i) flat[i] = v[i / 16][i / 8 % 2][i % 8];
-    blocks::q8_0 b;
-    kernels::quantize_block(flat, b);
-    rounded_x32 out{};
-    out.d = half_value(b.d);
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-        out.words[i / 4] |= static_cast<int>(static_cast<std::uint8_t>(b.qs[i])) << (8 * (i % 4));
-        out.sum[i / 16] += b.qs[i];
-    }
-    return out;
-}
-
-// Four products of unsigned bytes (a) with signed bytes (b), added to c.
-__device__ inline int dot4(unsigned a, int b, int c) {
-    int d;
-    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
 }
 
 template <kernels::kernel_format F, class A, int Tokens, int Rows, int Values, int Stages>
@@ -204,7 +173,10 @@ __global__ void __launch_bounds__(staged_warps * 32)
             float v[2][2][8];
             staged_x16<A>(x_slot(stage, t), 2 * g, v[0]);
             staged_x16<A>(x_slot(stage, t), 2 * g + 1, v[1]);
-            const rounded_x32 q = round_x32(v);
+            float flat[32];
+#pragma unroll
+            for (int k = 0; k < 32; ++k) flat[k] = v[k / 16][k / 8 % 2][k % 8];
+            const rounded_x32 q = round_x32(flat);
 #pragma unroll
             for (int k = 0; k < 8; ++k) x_words[t * (Values / 4) + 8 * g + k] = q.words[k];
             x_scale[t * (Values / 32) + g] = q.d;
