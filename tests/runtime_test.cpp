@@ -38,6 +38,7 @@ extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 #include "vramplan/runtime/weight_layout.hpp"
+#include "vramplan/kernels/plane_units.hpp"
 
 using namespace vramplan;
 using reference_run::gap;
@@ -416,6 +417,72 @@ TEST_CASE("planes: each block's fields in separate arrays, at the offsets the la
     }
     CHECK_FALSE(kernels::has_planes(kernels::kernel_format::q5_0));
     CHECK_FALSE(kernels::has_planes(kernels::kernel_format::f16));
+}
+
+namespace {
+// n blocks of random bytes in format F, each block's f16 scales set to small finite values, so that
+// every value decodes to a number.
+template <kernels::kernel_format F>
+std::vector<std::uint8_t> random_blocks(std::uint64_t n, std::uint64_t seed) {
+    using B = typename kernels::block_of<F>::type;
+    std::vector<std::uint8_t> bytes(n * sizeof(B));
+    std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (auto& byte : bytes) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        byte = static_cast<std::uint8_t>(state >> 56);
+    }
+    for (std::uint64_t i = 0; i < n; ++i) {
+        B b;
+        std::memcpy(&b, bytes.data() + i * sizeof(B), sizeof(B));
+        b.d = to_half(0.01f + 0.001f * static_cast<float>(i % 7));
+        if constexpr (requires { b.dmin; }) b.dmin = to_half(0.004f + 0.0005f * static_cast<float>(i % 3));
+        std::memcpy(bytes.data() + i * sizeof(B), &b, sizeof(B));
+    }
+    return bytes;
+}
+
+// Every unit of every block of a tensor in planes, as the CUDA plane kernel reads it, against the
+// element-by-element decoding of the file's blocks: each value once, exactly.
+template <kernels::kernel_format F>
+void check_plane_units(std::uint64_t rows, std::uint64_t blocks_per_row) {
+    CAPTURE(kernels::kernel_format_name(F));
+    using U = kernels::plane_units<F>;
+    const std::uint64_t n = rows * blocks_per_row, cols = blocks_per_row * U::values;
+    const auto file_order = random_blocks<F>(n, rows);
+    std::vector<std::uint8_t> planes(file_order.size());
+    kernels::split_into_planes(F, file_order.data(), planes.data(), n);
+    const kernels::plane_ptrs p = kernels::planes_at<F>(planes.data(), n);
+    const std::uint64_t row_bytes = kernels::kernel_row_bytes(F, cols);
+    std::uint64_t wrong = 0, seen_twice = 0, missing = 0;
+    for (std::uint64_t r = 0; r < rows; ++r)
+        for (std::uint64_t b = 0; b < blocks_per_row; ++b) {
+            std::vector<int> seen(U::values, 0);
+            for (int u = 0; u < U::units; ++u) {
+                const kernels::plane_unit pu = U::read(p, r * blocks_per_row + b, u);
+                for (int h = 0; h < 2; ++h)
+                    for (int i = 0; i < 16; ++i) {
+                        const int at = U::x_at(u, h) + i;
+                        const int byte = static_cast<int>(pu.q[h][i / 4] >> (8 * (i % 4)) & 0xff);
+                        const float got = pu.a[h].scale * static_cast<float>(byte - U::bias) - pu.a[h].min;
+                        const float want = kernels::load<F>(file_order.data() + r * row_bytes, b * U::values + at);
+                        wrong += got != want;
+                        ++seen[at];
+                    }
+            }
+            for (int c : seen) seen_twice += c > 1, missing += c == 0;
+        }
+    CHECK(wrong == 0);
+    CHECK(seen_twice == 0);
+    CHECK(missing == 0);
+}
+}  // namespace
+
+TEST_CASE("the plane kernel's units read every value of every format in planes exactly as the file's blocks decode") {
+    check_plane_units<kernels::kernel_format::q4_0>(3, 9);
+    check_plane_units<kernels::kernel_format::q8_0>(3, 9);
+    check_plane_units<kernels::kernel_format::q4_k>(3, 5);
+    check_plane_units<kernels::kernel_format::q5_k>(3, 5);
+    check_plane_units<kernels::kernel_format::q6_k>(3, 5);
 }
 
 namespace {

@@ -9,7 +9,7 @@
 // and the arena is still the allocation, byte for byte.
 //
 // This header is shared by the loader (which converts on the host, runtime/weight_layout.hpp) and
-// the CUDA kernels that read planes (kernels/cuda/plane_units.cuh).
+// the units the CUDA plane kernel reads (kernels/plane_units.hpp).
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
 // Quantized matrix products on weights held in planes (kernels/weight_planes.hpp): every lane reads
-// its 32 weights with one 16-byte load (two for Q8_0 and Q5_K/Q6_K's high bits) straight from
+// its 32 weights (kernels/plane_units.hpp, shared with the CPU tests) with one 16-byte load (two for Q8_0 and Q5_K/Q6_K's high bits) straight from
 // global memory, so a warp's loads cover 512 contiguous bytes of a row's values. The staged kernel
 // (matmul_staged.cuh) reads the file's layout, where values sit at 2-byte alignment: it needs
 // shared-memory staging and two 16-bit reads per four values, and was bound by instruction issue at
@@ -20,7 +20,7 @@
 
 #include "vramplan/error.hpp"
 #include "vramplan/kernels/cuda/check.cuh"
-#include "vramplan/kernels/cuda/plane_units.cuh"
+#include "vramplan/kernels/plane_units.hpp"
 #include "vramplan/kernels/cuda/rounded_x.cuh"
 #include "vramplan/kernels/cuda/row_sums.cuh"
 
@@ -50,7 +50,7 @@ template <kernels::kernel_format F, class A, int Tokens, int Rows, int Values, i
 __global__ void __launch_bounds__(Warps * 32)
     matmul_planes_kernel(const void* w, const A* x, float* y, std::uint64_t rows, std::uint64_t cols,
                          std::uint64_t tokens) {
-    using U = plane_units<F>;
+    using U = kernels::plane_units<F>;
     static_assert(Values % blocks::qk_k == 0);
     // The stretch's activations rounded to int8 (four per word), each 32 values' scale and each 16
     // values' sum of integers, per token.
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(Warps * 32)
     const int n_rows = r0 >= rows ? 0 : static_cast<int>(rows - r0 < Rows ? rows - r0 : Rows);
     const int n_tok = static_cast<int>(tokens - t0 < Tokens ? tokens - t0 : Tokens);
     const std::uint64_t blocks_per_row = cols / U::values;
-    const plane_ptrs planes = planes_at<F>(w, rows * blocks_per_row);
+    const kernels::plane_ptrs planes = kernels::planes_at<F>(w, rows * blocks_per_row);
     float acc[Rows][Tokens] = {};
     for (std::uint64_t col0 = 0; col0 < cols; col0 += Values) {
         const int nv = static_cast<int>(cols - col0 < Values ? cols - col0 : Values);  // whole blocks
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(Warps * 32)
 #pragma unroll
             for (int r = 0; r < Rows; ++r) {
                 if (r >= n_rows) break;
-                const plane_unit pu = U::read(planes, (r0 + r) * blocks_per_row + first_block + bi, u);
+                const kernels::plane_unit pu = U::read(planes, (r0 + r) * blocks_per_row + first_block + bi, u);
 #pragma unroll
                 for (int t = 0; t < Tokens; ++t) {
                     if (t >= n_tok) break;
