@@ -175,7 +175,7 @@ void BM_panel_tile_in_cache(benchmark::State& state) {
     float out[kernels::cpu::panel_tokens * kernels::cpu::panel_rows];
     for (auto _ : state) {
         for (std::uint64_t g = 0; g < panels; ++g)
-            tile(reinterpret_cast<const panel*>(w.data()) + g * nblocks, xq->at(0), nblocks, nblocks, out);
+            tile(reinterpret_cast<const panel*>(w.data()) + g * nblocks, 0, xq->at(0), nblocks, nblocks, out);
         benchmark::DoNotOptimize(out);
     }
     state.counters["tile_GBps"] = benchmark::Counter(static_cast<double>(w.size()) * static_cast<double>(state.iterations()) / 1e9,

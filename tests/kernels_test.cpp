@@ -267,7 +267,7 @@ void check_panel_tiles(std::uint64_t n) {
         for (int tokens = 1; tokens <= cpu::panel_tokens; ++tokens) {
             CAPTURE(tokens);
             float out[cpu::panel_tokens * rows];
-            kernels.tile[tokens - 1](panel.data(), {xq.qs, xq.d, xq.sum}, nb, nb, out);
+            kernels.tile[tokens - 1](panel.data(), 0, {xq.qs, xq.d, xq.sum}, nb, nb, out);
             for (int t = 0; t < tokens; ++t)
                 for (int r = 0; r < rows; ++r) {
                     double ref = 0, mag = 0;
@@ -323,7 +323,7 @@ TEST_CASE("Q8_0 weights of -128, which the AVX2 path's sign trick and VNNI's off
         cpu::panel_block<blocks::q8_0> panel[2];
         cpu::pack_panel(copies, 0, 2, panel);
         float lanes[cpu::panel_tokens * cpu::panel_rows];
-        cpu::find_panel_kernels<blocks::q8_0>().tile[0](panel, {xq.qs, xq.d, xq.sum}, 2, 2, lanes);
+        cpu::find_panel_kernels<blocks::q8_0>().tile[0](panel, 0, {xq.qs, xq.d, xq.sum}, 2, 2, lanes);
         for (int r = 0; r < cpu::panel_rows; ++r) CHECK(lanes[r] == doctest::Approx(ref).epsilon(1e-6));
     }
 }
@@ -333,10 +333,13 @@ TEST_CASE("matrix products against a double reference") {
     for (auto [fmt, rows, cols] :
          {std::tuple{kernel_format::f32, 37, 172}, std::tuple{kernel_format::f16, 64, 172},
           std::tuple{kernel_format::bf16, 5, 33}, std::tuple{kernel_format::q8_0, 45, 96},
-          std::tuple{kernel_format::q8_0, 9, 2049 * 32}, std::tuple{kernel_format::q4_0, 131, 256},
+          std::tuple{kernel_format::q8_0, 9, 2049 * 32}, std::tuple{kernel_format::q8_0, 167, 96},
+          std::tuple{kernel_format::q4_0, 131, 256}, std::tuple{kernel_format::q4_0, 352, 64},
           std::tuple{kernel_format::q4_0, 3, 2050 * 32},
           std::tuple{kernel_format::q4_0, 5, 1023 * 32}}) {  // 3 tokens: passes of 2 and 1 (1024-block stride)
-        // 9 tokens: Q4_0 and Q8_0 rows as stored go through panels packed on the way.
+        // 9 tokens: Q4_0 and Q8_0 rows as stored go through panels packed on the way. One token
+        // over held panels reads them four streams at a time and the rest one by one (167 and
+        // 352 rows: 10 and 22 panels shared by two threads).
         for (std::uint64_t tokens : {1, 3, 9})
             for (const auto isa : test_data::cpu_paths()) {
                 CAPTURE(kernel_format_name(fmt));

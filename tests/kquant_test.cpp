@@ -24,9 +24,9 @@
 #include "vramplan/kernels/cpu/dispatch.hpp"
 #include "vramplan/kernels/cpu/elementwise.hpp"
 #include "vramplan/kernels/cpu/int8_dot.hpp"
-#include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/kquant_dot.hpp"
 #include "vramplan/kernels/cpu/kquant_panel.hpp"
+#include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/plan/plan.hpp"
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
@@ -382,15 +382,16 @@ TEST_CASE("Q4_1, Q5_0, Q5_1 and IQ4_NL rows times Q8_0-rounded activations on ev
 }
 
 namespace {
-// Twenty rows of a K-quant made from the hand-packed block, every row's bytes varied (values,
+// 148 rows of a K-quant made from the hand-packed block, every row's bytes varied (values,
 // scales, d) so that no lane can stand in for another: as panels of sixteen rows (packing undone
 // gives the blocks back), through every path's tile kernels for one to four tokens, and through
-// the matrix product on panels held as the CPU backend holds them (one panel and four rows as
-// stored), against a double reference over the values load<F> decodes.
+// the matrix product on panels held as the CPU backend holds them (nine panels shared by two
+// threads and four rows as stored) for one token and for nine, against a double reference over
+// the values load<F> decodes.
 template <kernel_format F, class Block, int N>
 void check_panels(const packed<Block, N>& p) {
     CAPTURE(kernel_format_name(F));
-    constexpr int rows = 20, per_row = 3, cols = N * per_row;
+    constexpr int rows = 9 * cpu::panel_rows + 4, per_row = 3, cols = N * per_row;
     const auto varied = varied_rows<F>(p, rows, per_row);
     const std::vector<Block>& w = varied.first;
     const std::vector<double>& wv = varied.second;
@@ -422,7 +423,7 @@ void check_panels(const packed<Block, N>& p) {
         for (int n = 1; n <= tokens; ++n) {
             CAPTURE(n);
             float out[tokens * cpu::panel_rows];
-            kernels.tile[n - 1](panels.data(), xq, per_row, per_row, out);
+            kernels.tile[n - 1](panels.data(), 0, xq, per_row, per_row, out);
             for (int t = 0; t < n; ++t)
                 for (int r = 0; r < cpu::panel_rows; ++r) {
                     const auto [ref, mag] = reference(r, t);
@@ -434,17 +435,19 @@ void check_panels(const packed<Block, N>& p) {
         std::vector<float> xs(9 * cols);
         for (int t = 0; t < 9; ++t)
             std::copy(x.begin() + (t % tokens) * cols, x.begin() + (t % tokens + 1) * cols, xs.begin() + t * cols);
-        for (bool as_panels : {true, false}) {
-            CAPTURE(as_panels);
-            std::vector<float> y(9 * rows);
-            cpu::find_matmul(F)(cpu::weight_view{F, as_panels ? held.data() : w.data(), rows, cols, as_panels},
-                                xs.data(), y.data(), 9, pool);
-            for (int t = 0; t < 9; ++t)
-                for (int r = 0; r < rows; ++r) {
-                    const auto [ref, mag] = reference(r, t % tokens);
-                    CHECK(std::fabs(y[t * rows + r] - ref) <= tight(mag));
-                }
-        }
+        for (bool as_panels : {true, false})
+            for (int n : {1, 9}) {
+                CAPTURE(as_panels);
+                CAPTURE(n);
+                std::vector<float> y(n * rows);
+                cpu::find_matmul(F)(cpu::weight_view{F, as_panels ? held.data() : w.data(), rows, cols, as_panels},
+                                    xs.data(), y.data(), n, pool);
+                for (int t = 0; t < n; ++t)
+                    for (int r = 0; r < rows; ++r) {
+                        const auto [ref, mag] = reference(r, t % tokens);
+                        CHECK(std::fabs(y[t * rows + r] - ref) <= tight(mag));
+                    }
+            }
     }
 }
 }  // namespace

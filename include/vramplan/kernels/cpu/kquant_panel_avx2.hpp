@@ -47,7 +47,8 @@ VRAMPLAN_TARGET_AVX2 inline __m256i move_bit(__m256i h, int from, int to) {
 // 2p + 1 (Q5_K's fifth bits from bits 2p and 2p + 1 of its qh chunk); the minimums meet x's
 // 32-value sums as 16-bit pairs in vpmaddwd.
 template <bool Vnni, class Panel, int Tokens>
-VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, const blocks::q8_k* x, std::uint64_t stride,
+VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint64_t /*one panel*/,
+                                                      const blocks::q8_k* x, std::uint64_t stride,
                                                       std::uint64_t nblocks, float* out) {
     constexpr bool q5 = std::is_same_v<Panel, panel_q5_k>;
     constexpr int widen = byte_dot_widen(q5 ? 31 : 15);
@@ -183,7 +184,8 @@ VRAMPLAN_TARGET_AVX2 inline __m256i k_small_scales(const Panel& pb, int s, int r
 }
 
 template <bool Vnni, class Panel, int Tokens>
-VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, const blocks::q8_k* x, std::uint64_t stride,
+VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::uint64_t /*one panel*/,
+                                                         const blocks::q8_k* x, std::uint64_t stride,
                                                          std::uint64_t nblocks, float* out) {
     constexpr int offset = k_small_offset<Panel>;
     constexpr int largest = std::is_same_v<Panel, panel_q6_k> ? 63 : std::is_same_v<Panel, panel_q3_k> ? 7 : 3;

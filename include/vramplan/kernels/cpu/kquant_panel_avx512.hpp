@@ -34,9 +34,9 @@ VRAMPLAN_TARGET_AVX512_VNNI inline __m512i move_bit(__m512i h, int from, int to)
 // and bit 2p + 1 for its high ones. The minimums: sum_j min_j * (x's 32-value sum j), as 16-bit
 // pairs in vpdpwssd (min < 64, |sum| <= 32 * 127), subtracted in f32 after the scales.
 template <class Panel, int Tokens>
-VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel* p, const blocks::q8_k* x,
-                                                                    std::uint64_t stride, std::uint64_t nblocks,
-                                                                    float* out) {
+VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel* p, std::uint64_t /*one panel*/,
+                                                                    const blocks::q8_k* x, std::uint64_t stride,
+                                                                    std::uint64_t nblocks, float* out) {
     const __m512i nibble = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi32(3);
     __m512 acc[Tokens];
     VRAMPLAN_UNROLL
@@ -179,9 +179,9 @@ VRAMPLAN_TARGET_AVX512_VNNI inline __m512i k_small_scales(const Panel& pb, int s
 }
 
 template <class Panel, int Tokens>
-VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_small_avx512_vnni(const Panel* p, const blocks::q8_k* x,
-                                                                       std::uint64_t stride, std::uint64_t nblocks,
-                                                                       float* out) {
+VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_small_avx512_vnni(const Panel* p, std::uint64_t /*one panel*/,
+                                                                       const blocks::q8_k* x, std::uint64_t stride,
+                                                                       std::uint64_t nblocks, float* out) {
     constexpr int offset = k_small_offset<Panel>;
     __m512 acc[Tokens];
     VRAMPLAN_UNROLL

@@ -237,16 +237,18 @@ inline void pack_tensor_k_panels(std::uint8_t* data, std::uint64_t rows, std::ui
 }
 
 // out[t * 16 + r] = row r of the panel's nblocks super-blocks times token t's Q8_K blocks
-// x[t * stride ..].
+// x[t * stride ..]. The second argument is panel_tile_fn's panel stride (int8_panel.hpp), so that
+// one panel product serves both families; the K-quant kernels multiply one panel, and a decode step
+// reads one panel at a time (matmul.hpp's k_panels says why).
 template <class Block>
-using k_panel_tile_fn = void (*)(const typename k_panel_of<Block>::type* p, const blocks::q8_k* x, std::uint64_t stride,
-                                 std::uint64_t nblocks, float* out);
+using k_panel_tile_fn = void (*)(const typename k_panel_of<Block>::type* p, std::uint64_t panel_stride,
+                                 const blocks::q8_k* x, std::uint64_t stride, std::uint64_t nblocks, float* out);
 
 // The portable path: each row's super-block decoded by block_decode.hpp's element functions and
 // multiplied as dot_q8_k_portable does.
 template <class Block, int Tokens>
-inline void k_panel_tile_portable(const typename k_panel_of<Block>::type* p, const blocks::q8_k* x,
-                                  std::uint64_t stride, std::uint64_t nblocks, float* out) {
+inline void k_panel_tile_portable(const typename k_panel_of<Block>::type* p, std::uint64_t /*one panel*/,
+                                  const blocks::q8_k* x, std::uint64_t stride, std::uint64_t nblocks, float* out) {
     constexpr int sub = sub_block_size(static_cast<const Block*>(nullptr));
     for (int i = 0; i < Tokens * panel_rows; ++i) out[i] = 0.0f;
     for (std::uint64_t b = 0; b < nblocks; ++b)
