@@ -57,10 +57,18 @@
 // its low nibbles, once for its high), and half of those 64-byte loads cross a cache line: the
 // decode tile computed 70 GB/s from L2 on one Zen 5 core instead of 100 (int8_panel.hpp). An empty
 // asm that takes and gives back the register leaves no instruction.
+//
+// Its opposite, for bytes a kernel uses again later: a pointer the compiler can no longer see
+// through, so each use loads again (from L1) instead of keeping what it loaded before. The 256-bit
+// K-quant kernels work a super-block in two halves of eight rows against the same activations;
+// GCC 12 kept the 64 activation broadcasts of the first half for the second, in 16 registers, by
+// spilling them to the stack: the Q4_K decode tile computed 18 GB/s from L2 on one Zen 3 core.
 #if VRAMPLAN_X86_SIMD && (defined(__GNUC__) || defined(__clang__))
 #define VRAMPLAN_KEEP_IN_REGISTER(v) asm("" : "+v"(v))
+#define VRAMPLAN_READ_AGAIN(p) asm volatile("" : "+r"(p))
 #else
 #define VRAMPLAN_KEEP_IN_REGISTER(v) static_cast<void>(v)
+#define VRAMPLAN_READ_AGAIN(p) static_cast<void>(p)
 #endif
 
 // GCC 12's AVX-512 intrinsics start from deliberately undefined registers (`__Y = __Y`), and once

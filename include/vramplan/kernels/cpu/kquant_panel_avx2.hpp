@@ -61,6 +61,9 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
         VRAMPLAN_UNROLL
         for (int h = 0; h < 2; ++h) {
             const int r0 = 8 * h;
+            // This half's activations, read again rather than kept from the other half (config.hpp).
+            const blocks::q8_k* xh = x;
+            VRAMPLAN_READ_AGAIN(xh);
             const __m256i hi = load256(pb.hi + r0);
             const __m256 d = lanes_of(pb.d + r0);
             __m256 sb[Tokens];
@@ -83,7 +86,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
                     }
                     VRAMPLAN_UNROLL
                     for (int t = 0; t < Tokens; ++t) {
-                        const std::int8_t* xq = x[t * stride + b].qs + 64 * pair;
+                        const std::int8_t* xq = xh[t * stride + b].qs + 64 * pair;
                         byte_dot_step<Vnni, widen, 8>(c, lo_sum[t], lo16[t], lo, _mm256_set1_epi32(x_chunk(xq, c)));
                         byte_dot_step<Vnni, widen, 8>(c, hi_sum[t], hi16[t], hv, _mm256_set1_epi32(x_chunk(xq, 8 + c)));
                     }
@@ -119,7 +122,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
             const __m256 dmin = lanes_of(pb.dmin + r0);
             VRAMPLAN_UNROLL
             for (int t = 0; t < Tokens; ++t) {
-                const blocks::q8_k& y = x[t * stride + b];
+                const blocks::q8_k& y = xh[t * stride + b];
                 // x's eight 32-value sums as 16-bit pairs: lane 0 holds s0..s3 twice, lane 1 s4..s7.
                 const __m256i sums = _mm256_madd_epi16(load256(y.bsums), _mm256_set1_epi16(1));
                 const __m256i pairs = _mm256_packs_epi32(sums, sums);
@@ -198,6 +201,9 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::ui
         VRAMPLAN_UNROLL
         for (int h = 0; h < 2; ++h) {
             const int r0 = 8 * h;
+            // This half's activations, read again rather than kept from the other half (config.hpp).
+            const blocks::q8_k* xh = x;
+            VRAMPLAN_READ_AGAIN(xh);
             const __m256 d = lanes_of(pb.d + r0);
             __m256 sb[Tokens];
             VRAMPLAN_UNROLL
@@ -212,7 +218,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::ui
                 for (int g = 0; g < 4; ++g) {
                     VRAMPLAN_UNROLL
                     for (int t = 0; t < Tokens; ++t) {
-                        sum[g][t] = _mm256_set1_epi32(-offset * x[t * stride + b].bsums[8 * n + 2 * g + half]);
+                        sum[g][t] = _mm256_set1_epi32(-offset * xh[t * stride + b].bsums[8 * n + 2 * g + half]);
                         narrow[g][t] = _mm256_setzero_si256();
                     }
                 }
@@ -223,7 +229,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::ui
                     k_small_values(pb, n, l, r0, q);
                     VRAMPLAN_UNROLL
                     for (int t = 0; t < Tokens; ++t) {
-                        const std::int8_t* xq = x[t * stride + b].qs + 128 * n + 4 * l;
+                        const std::int8_t* xq = xh[t * stride + b].qs + 128 * n + 4 * l;
                         VRAMPLAN_UNROLL
                         for (int g = 0; g < 4; ++g)
                             byte_dot_step<Vnni, widen, 4>(i, sum[g][t], narrow[g][t], q[g],
@@ -249,7 +255,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::ui
                 const __m256 dmin = lanes_of(pb.dmin + r0);
                 VRAMPLAN_UNROLL
                 for (int t = 0; t < Tokens; ++t) {
-                    const std::int16_t* sums = x[t * stride + b].bsums;
+                    const std::int16_t* sums = xh[t * stride + b].bsums;
                     __m256i m = _mm256_setzero_si256();
                     VRAMPLAN_UNROLL
                     for (int k = 0; k < 8; ++k) {
@@ -262,7 +268,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::ui
             }
             VRAMPLAN_UNROLL
             for (int t = 0; t < Tokens; ++t)
-                acc[h][t] = _mm256_fmadd_ps(sb[t], _mm256_set1_ps(x[t * stride + b].d), acc[h][t]);
+                acc[h][t] = _mm256_fmadd_ps(sb[t], _mm256_set1_ps(xh[t * stride + b].d), acc[h][t]);
         }
     }
     VRAMPLAN_UNROLL
