@@ -62,7 +62,8 @@
 // through, so each use loads again (from L1) instead of keeping what it loaded before. The 256-bit
 // K-quant kernels work a super-block in two halves of eight rows against the same activations;
 // GCC 12 kept the 64 activation broadcasts of the first half for the second, in 16 registers, by
-// spilling them to the stack: the Q4_K decode tile computed 18 GB/s from L2 on one Zen 3 core.
+// spilling them to the stack: the one-token Q4_K tile computed 19.0 GB/s from L2 on one Zen 3 core,
+// 23.8 reading x again (bench/REPORT.md).
 #if VRAMPLAN_X86_SIMD && (defined(__GNUC__) || defined(__clang__))
 #define VRAMPLAN_KEEP_IN_REGISTER(v) asm("" : "+v"(v))
 #define VRAMPLAN_READ_AGAIN(p) asm volatile("" : "+r"(p))
