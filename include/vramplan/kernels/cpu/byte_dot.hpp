@@ -28,17 +28,26 @@ VRAMPLAN_TARGET_AVX2 inline __m256i dpbusd_avx_vnni(__m256i acc, __m256i u, __m2
 }
 
 // Chunk i (0 <= i < Chunks, a constant once unrolled) of one sum into acc: with VNNI directly;
-// otherwise its pair sums into narrow, widened into acc after every Widen chunks and after the last.
+// otherwise its pair sums into narrow, widened into acc after every Widen chunks and after the last,
+// each pair sum times its 16-bit half of `weight` (ones, or a row's integer scale in both halves:
+// the widening vpmaddwd applies the scale for nothing). With VNNI the weight is not applied.
 template <bool Vnni, int Widen, int Chunks>
-VRAMPLAN_TARGET_AVX2 inline void byte_dot_step(int i, __m256i& acc, __m256i& narrow, __m256i u, __m256i s) {
+VRAMPLAN_TARGET_AVX2 inline void byte_dot_step(int i, __m256i& acc, __m256i& narrow, __m256i u, __m256i s,
+                                               __m256i weight) {
     if constexpr (Vnni) {
         acc = dpbusd_avx_vnni(acc, u, s);
     } else {
         const __m256i pairs = _mm256_maddubs_epi16(u, s);
         narrow = i % Widen == 0 ? pairs : _mm256_add_epi16(narrow, pairs);
-        if (i % Widen == Widen - 1 || i == Chunks - 1)
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(narrow, _mm256_set1_epi16(1)));
+        // A chain, as written: GCC would otherwise regroup the adds into a tree, keeping every
+        // chunk's pair sums alive at once and spilling them (config.hpp).
+        VRAMPLAN_KEEP_IN_REGISTER(narrow);
+        if (i % Widen == Widen - 1 || i == Chunks - 1) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(narrow, weight));
     }
+}
+template <bool Vnni, int Widen, int Chunks>
+VRAMPLAN_TARGET_AVX2 inline void byte_dot_step(int i, __m256i& acc, __m256i& narrow, __m256i u, __m256i s) {
+    byte_dot_step<Vnni, Widen, Chunks>(i, acc, narrow, u, s, _mm256_set1_epi16(1));
 }
 
 }  // namespace vramplan::kernels::cpu::simd

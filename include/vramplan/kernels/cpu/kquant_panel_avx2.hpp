@@ -43,38 +43,114 @@ VRAMPLAN_TARGET_AVX2 inline __m256i move_bit(__m256i h, int from, int to) {
     return from <= to ? _mm256_slli_epi16(bit, to - from) : _mm256_srli_epi16(bit, from - to);
 }
 
+// Q4_K's and Q5_K's scales and minimums of sub-blocks 2p and 2p + 1, rows r0..r0 + 7, each row's
+// as 16-bit halves of its 32-bit lane, the shape vpmaddwd multiplies by: `scale0` and `scale1` hold
+// a sub-block's scale in both halves (the weights of its pair sums), `mins` the two minimums (to
+// meet x's two 32-value sums). The panel's bytes become these with byte shuffles and 16-bit
+// shifts, a dozen instructions for two sub-blocks of eight rows, where widening each scale to a
+// 32-bit lane and a float took as many for one.
+struct k4_pair_scales {
+    __m256i scale0, scale1, mins;
+};
+
+// Byte shuffles (vpshufb works within each 128-bit half: rows 0..3, then 4..7) and their masks.
+// `twice`: of the eight bytes lo[j][r0..r0 + 7] broadcast to both halves, row i's in the low byte
+// of both 16-bit halves of lane i. `high_byte[p]`: of the eight rows' 32-bit hi words, byte p (the
+// high bits of sub-blocks 2p and 2p + 1) in the high byte of both halves of its lane.
+struct k4_shuffle_masks {
+    alignas(32) std::int8_t twice[32];
+    alignas(32) std::int8_t high_byte[4][32];
+};
+constexpr k4_shuffle_masks make_k4_shuffle_masks() {
+    k4_shuffle_masks m{};
+    for (int i = 0; i < 32; ++i) {
+        const int row = 4 * (i / 16) + i % 16 / 4;  // row of the lane byte i belongs to
+        m.twice[i] = i % 2 == 0 ? static_cast<std::int8_t>(row) : std::int8_t{-128};
+        for (int p = 0; p < 4; ++p)
+            m.high_byte[p][i] = i % 2 == 1 ? static_cast<std::int8_t>(4 * (row % 4) + p) : std::int8_t{-128};
+    }
+    return m;
+}
+inline constexpr k4_shuffle_masks k4_masks = make_k4_shuffle_masks();
+
+// Eight rows' bytes, row i's in the low byte of both 16-bit halves of lane i.
+VRAMPLAN_TARGET_AVX2 inline __m256i twice_per_lane(const std::uint8_t* row_bytes) {
+    std::int64_t bytes;
+    std::memcpy(&bytes, row_bytes, 8);
+    return _mm256_shuffle_epi8(_mm256_set1_epi64x(bytes),
+                               _mm256_load_si256(reinterpret_cast<const __m256i*>(k4_masks.twice)));
+}
+
+template <class Panel>
+VRAMPLAN_TARGET_AVX2 inline k4_pair_scales k4_scales_of_pair(const Panel& pb, int p, int r0) {
+    const __m256i l0 = twice_per_lane(pb.lo[2 * p] + r0), l1 = twice_per_lane(pb.lo[2 * p + 1] + r0);
+    // Byte p of each row's hi word, times 256: scale 2p's bits at 8..9, min 2p's at 10..11, scale
+    // 2p + 1's at 12..13, min 2p + 1's at 14..15; each is moved to bits 4..5 above its low four.
+    const __m256i high = _mm256_shuffle_epi8(
+        load256(pb.hi + r0), _mm256_load_si256(reinterpret_cast<const __m256i*>(k4_masks.high_byte[p])));
+    const __m256i low4 = _mm256_set1_epi16(0x0f), top2 = _mm256_set1_epi16(0x30);
+    k4_pair_scales s;
+    s.scale0 = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_srli_epi16(high, 4), top2));
+    s.scale1 = _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_srli_epi16(high, 8), top2));
+    // Minimums: the low four bits are the lo bytes' high nibbles (min 2p's in the low half, 2p + 1's
+    // in the high); the top bits are shifted right 6 in the low half and 10 in the high at once, by
+    // an unsigned multiply-high by 2^10 and 2^6.
+    const __m256i lows = _mm256_srli_epi16(_mm256_blend_epi16(l0, l1, 0xaa), 4);
+    const __m256i tops = _mm256_mulhi_epu16(high, _mm256_set1_epi32(1 << 10 | 1 << 22));
+    s.mins = _mm256_or_si256(lows, _mm256_and_si256(tops, top2));
+    return s;
+}
+
 // Q4_K and Q5_K: per pair of sub-blocks, the low nibbles are sub-block 2p and the high ones
-// 2p + 1 (Q5_K's fifth bits from bits 2p and 2p + 1 of its qh chunk); the minimums meet x's
-// 32-value sums as 16-bit pairs in vpmaddwd.
+// 2p + 1 (Q5_K's fifth bits from bits 2p and 2p + 1 of its qh chunk). A half block's sum stays an
+// integer, sum over sub-blocks of scale * (q . x) (vpmaddwd weights the pair sums by the scale as
+// it widens them; with VNNI a vpmulld does), less sum of min * (x's 32-value sum); d and dmin
+// apply once. Bounds: |q . x| <= 32 * 31 * 128 and scales are below 64, so eight sub-blocks stay
+// under 2^26; the minimums' sum is smaller.
 template <bool Vnni, class Panel, int Tokens>
 VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint64_t /*one panel*/,
                                                       const blocks::q8_k* x, std::uint64_t stride,
                                                       std::uint64_t nblocks, float* out) {
     constexpr bool q5 = std::is_same_v<Panel, panel_q5_k>;
     constexpr int widen = byte_dot_widen(q5 ? 31 : 15);
-    const __m256i nibble = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi32(3);
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
     __m256 acc[2][Tokens];
     VRAMPLAN_UNROLL
     for (int t = 0; t < Tokens; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
     for (std::uint64_t b = 0; b < nblocks; ++b) {
         const Panel& pb = p[b];
+        // x's 32-value sums of sub-blocks 2p and 2p + 1 as the 16-bit halves of one word (each is
+        // at most 32 * 128 in size), worked out once for both halves in the scalar units.
+        std::int32_t x_sums[Tokens][4];
+        VRAMPLAN_UNROLL
+        for (int t = 0; t < Tokens; ++t) {
+            const std::int16_t* bs = x[t * stride + b].bsums;
+            VRAMPLAN_UNROLL
+            for (int k = 0; k < 4; ++k)
+                x_sums[t][k] = static_cast<std::int32_t>(static_cast<std::uint16_t>(bs[4 * k] + bs[4 * k + 1]) |
+                                                         static_cast<std::uint32_t>(bs[4 * k + 2] + bs[4 * k + 3])
+                                                             << 16);
+        }
         VRAMPLAN_UNROLL
         for (int h = 0; h < 2; ++h) {
             const int r0 = 8 * h;
             // This half's activations, read again rather than kept from the other half (config.hpp).
             const blocks::q8_k* xh = x;
             VRAMPLAN_READ_AGAIN(xh);
-            const __m256i hi = load256(pb.hi + r0);
-            const __m256 d = lanes_of(pb.d + r0);
-            __m256 sb[Tokens];
+            __m256i dot[Tokens], min_dot[Tokens];
             VRAMPLAN_UNROLL
-            for (int t = 0; t < Tokens; ++t) sb[t] = _mm256_setzero_ps();
+            for (int t = 0; t < Tokens; ++t) dot[t] = min_dot[t] = _mm256_setzero_si256();
             VRAMPLAN_UNROLL
             for (int pair = 0; pair < 4; ++pair) {
                 if (h == 0) prefetch_block_quarter(p + b, pair);
+                const k4_pair_scales sc = k4_scales_of_pair(pb, pair, r0);
+                // Without VNNI the scaled pair sums go straight into dot; with it, the two raw sums.
                 __m256i lo_sum[Tokens], hi_sum[Tokens], lo16[Tokens], hi16[Tokens];
                 VRAMPLAN_UNROLL
-                for (int t = 0; t < Tokens; ++t) lo_sum[t] = hi_sum[t] = lo16[t] = hi16[t] = _mm256_setzero_si256();
+                for (int t = 0; t < Tokens; ++t) {
+                    lo_sum[t] = Vnni ? _mm256_setzero_si256() : dot[t];
+                    hi_sum[t] = lo16[t] = hi16[t] = _mm256_setzero_si256();
+                }
                 VRAMPLAN_UNROLL
                 for (int c = 0; c < 8; ++c) {
                     const __m256i v = load256(pb.qs[8 * pair + c][r0]);
@@ -87,51 +163,31 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
                     VRAMPLAN_UNROLL
                     for (int t = 0; t < Tokens; ++t) {
                         const std::int8_t* xq = xh[t * stride + b].qs + 64 * pair;
-                        byte_dot_step<Vnni, widen, 8>(c, lo_sum[t], lo16[t], lo, _mm256_set1_epi32(x_chunk(xq, c)));
-                        byte_dot_step<Vnni, widen, 8>(c, hi_sum[t], hi16[t], hv, _mm256_set1_epi32(x_chunk(xq, 8 + c)));
+                        byte_dot_step<Vnni, widen, 8>(c, lo_sum[t], lo16[t], lo, _mm256_set1_epi32(x_chunk(xq, c)),
+                                                      sc.scale0);
+                        byte_dot_step<Vnni, widen, 8>(c, hi_sum[t], hi16[t], hv,
+                                                      _mm256_set1_epi32(x_chunk(xq, 8 + c)), sc.scale1);
                     }
                 }
-                const int j = 2 * pair;
-                const __m256i s0 =
-                    _mm256_or_si256(_mm256_and_si256(lanes_of(pb.lo[j] + r0), nibble),
-                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 4 * j), three), 4));
-                const __m256i s1 =
-                    _mm256_or_si256(_mm256_and_si256(lanes_of(pb.lo[j + 1] + r0), nibble),
-                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 4 * j + 4), three), 4));
-                const __m256 ds0 = _mm256_mul_ps(d, _mm256_cvtepi32_ps(s0)),
-                             ds1 = _mm256_mul_ps(d, _mm256_cvtepi32_ps(s1));
                 VRAMPLAN_UNROLL
                 for (int t = 0; t < Tokens; ++t) {
-                    sb[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo_sum[t]), ds0, sb[t]);
-                    sb[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi_sum[t]), ds1, sb[t]);
+                    if constexpr (Vnni) {
+                        const __m256i low16 = _mm256_set1_epi32(0xffff);
+                        dot[t] = _mm256_add_epi32(dot[t], _mm256_mullo_epi32(lo_sum[t], _mm256_and_si256(sc.scale0, low16)));
+                        dot[t] = _mm256_add_epi32(dot[t], _mm256_mullo_epi32(hi_sum[t], _mm256_and_si256(sc.scale1, low16)));
+                    } else {
+                        dot[t] = _mm256_add_epi32(lo_sum[t], hi_sum[t]);
+                    }
+                    min_dot[t] = _mm256_add_epi32(min_dot[t],
+                                                  _mm256_madd_epi16(sc.mins, _mm256_set1_epi32(x_sums[t][pair])));
                 }
             }
-            // Minimums as 16-bit pairs (min_2k, min_2k+1) per row.
-            __m256i mins[4];
-            VRAMPLAN_UNROLL
-            for (int k = 0; k < 4; ++k) {
-                const int j = 2 * k;
-                const __m256i m0 =
-                    _mm256_or_si256(_mm256_srli_epi32(lanes_of(pb.lo[j] + r0), 4),
-                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 4 * j + 2), three), 4));
-                const __m256i m1 =
-                    _mm256_or_si256(_mm256_srli_epi32(lanes_of(pb.lo[j + 1] + r0), 4),
-                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 4 * j + 6), three), 4));
-                mins[k] = _mm256_or_si256(m0, _mm256_slli_epi32(m1, 16));
-            }
-            const __m256 dmin = lanes_of(pb.dmin + r0);
+            const __m256 d = lanes_of(pb.d + r0), dmin = lanes_of(pb.dmin + r0);
             VRAMPLAN_UNROLL
             for (int t = 0; t < Tokens; ++t) {
-                const blocks::q8_k& y = xh[t * stride + b];
-                // x's eight 32-value sums as 16-bit pairs: lane 0 holds s0..s3 twice, lane 1 s4..s7.
-                const __m256i sums = _mm256_madd_epi16(load256(y.bsums), _mm256_set1_epi16(1));
-                const __m256i pairs = _mm256_packs_epi32(sums, sums);
-                __m256i m = _mm256_madd_epi16(mins[0], _mm256_set1_epi32(_mm256_extract_epi32(pairs, 0)));
-                m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[1], _mm256_set1_epi32(_mm256_extract_epi32(pairs, 1))));
-                m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[2], _mm256_set1_epi32(_mm256_extract_epi32(pairs, 4))));
-                m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[3], _mm256_set1_epi32(_mm256_extract_epi32(pairs, 5))));
-                sb[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, sb[t]);
-                acc[h][t] = _mm256_fmadd_ps(sb[t], _mm256_set1_ps(y.d), acc[h][t]);
+                const __m256 v = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(min_dot[t]), dmin,
+                                                  _mm256_mul_ps(_mm256_cvtepi32_ps(dot[t]), d));
+                acc[h][t] = _mm256_fmadd_ps(v, _mm256_set1_ps(xh[t * stride + b].d), acc[h][t]);
             }
         }
     }
