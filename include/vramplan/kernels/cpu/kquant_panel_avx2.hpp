@@ -198,32 +198,26 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
     }
 }
 
-// Q2_K, Q3_K and Q6_K: chunk position l of half n of the block, rows r0..r0 + 7, as four groups of
-// values (kquant_panel_avx512.hpp's k_small_values says which sub-block each group is of).
+// Q2_K, Q3_K and Q6_K: group g (0..3) of chunk position l of half n of the block, rows r0..r0 + 7
+// (kquant_panel_avx512.hpp's k_small_values says which sub-block each group is of), one group at a
+// time so that a kernel keeps one sub-block's sums live, not four.
 template <class Panel>
-VRAMPLAN_TARGET_AVX2 inline void k_small_values(const Panel& pb, int n, int l, int r0, __m256i* q) {
-    const __m256i two = _mm256_set1_epi8(0x03);
+VRAMPLAN_TARGET_AVX2 inline __m256i k_small_group(const Panel& pb, int n, int l, int g, int r0) {
     if constexpr (std::is_same_v<Panel, panel_q6_k>) {
-        const __m256i nibble = _mm256_set1_epi8(0x0f), b23 = _mm256_set1_epi8(0x0c), b45 = _mm256_set1_epi8(0x30);
-        const __m256i a = load256(pb.ql[16 * n + l][r0]);
-        const __m256i c = load256(pb.ql[16 * n + 8 + l][r0]);
-        const __m256i h = load256(pb.qh[8 * n + l][r0]);
-        q[0] = _mm256_or_si256(_mm256_and_si256(a, nibble), _mm256_slli_epi16(_mm256_and_si256(h, two), 4));
-        q[1] = _mm256_or_si256(_mm256_and_si256(c, nibble), _mm256_slli_epi16(_mm256_and_si256(h, b23), 2));
-        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), nibble), _mm256_and_si256(h, b45));
-        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 4), nibble),
-                               _mm256_and_si256(_mm256_srli_epi16(h, 2), b45));
+        // Low four bits: groups 0 and 1 in the low nibbles of ql chunks l and l + 8, groups 2 and 3
+        // in their high nibbles; high two: bits 2g..2g + 1 of the qh chunk, moved to bits 4..5.
+        const __m256i nibble = _mm256_set1_epi8(0x0f);
+        const __m256i low = load256(pb.ql[16 * n + 8 * (g % 2) + l][r0]);
+        const __m256i h = _mm256_and_si256(load256(pb.qh[8 * n + l][r0]), _mm256_set1_epi8(static_cast<char>(3 << 2 * g)));
+        const __m256i low4 = _mm256_and_si256(g < 2 ? low : _mm256_srli_epi16(low, 4), nibble);
+        const __m256i high2 = g < 2 ? _mm256_slli_epi16(h, 4 - 2 * g) : _mm256_srli_epi16(h, 2 * g - 4);
+        return _mm256_or_si256(low4, high2);
     } else {
-        const __m256i v = load256(pb.qs[8 * n + l][r0]);
-        q[0] = _mm256_and_si256(v, two);
-        q[1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), two);
-        q[2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), two);
-        q[3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), two);
-        if constexpr (std::is_same_v<Panel, panel_q3_k>) {
-            const __m256i h = load256(pb.hmask[l][r0]);
-            VRAMPLAN_UNROLL
-            for (int g = 0; g < 4; ++g) q[g] = _mm256_or_si256(q[g], move_bit(h, 4 * n + g, 2));
-        }
+        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load256(pb.qs[8 * n + l][r0]), 2 * g), _mm256_set1_epi8(0x03));
+        if constexpr (std::is_same_v<Panel, panel_q3_k>)
+            return _mm256_or_si256(q, move_bit(load256(pb.hmask[l][r0]), 4 * n + g, 2));
+        else
+            return q;
     }
 }
 
@@ -242,13 +236,45 @@ VRAMPLAN_TARGET_AVX2 inline __m256i k_small_scales(const Panel& pb, int s, int r
     }
 }
 
+// Lanes of 16-bit-sized integers with the low half copied into the high: the weight that vpmaddwd
+// multiplies both pair sums of a lane by.
+VRAMPLAN_TARGET_AVX2 inline __m256i in_both_halves(__m256i lanes) {
+    return _mm256_shuffle_epi8(lanes, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1,
+                                                       4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13));
+}
+
+// How many of a chunk's four groups a kernel works at once: a group's sums are Tokens registers
+// (two sets with VNNI's raw sums), and a chunk read for several groups is read once. Measured on
+// the AMD EPYC (Zen 3, bench/REPORT.md): Q2_K's and Q3_K's one qs chunk holds all four groups, and
+// one token takes all four; Q6_K's groups 0 and 2 share a ql chunk (1 and 3 the other), and two at
+// once ran its one-token tile 10-30% faster than one or four; past one token, fewer registers win.
+template <class Panel>
+constexpr int k_small_groups_at_once(int tokens) {
+    if constexpr (std::is_same_v<Panel, panel_q6_k>)
+        return 2;
+    else
+        return tokens == 1 ? 4 : 1;
+}
+
+// Q2_K, Q3_K and Q6_K. A half block's sum stays an integer, as in the Q4_K tile: sum over
+// sub-blocks of scale * (q . x) (vpmaddwd weights the pair sums by the scale as it widens them;
+// with VNNI a vpmulld does), less the offset's share, offset * sum of scale * (x's 16-value sum),
+// which one vpmaddwd works out for two sub-blocks from their scales as 16-bit pairs, times the
+// offset; d (and Q2_K's minimums, with dmin) apply once. The sub-blocks of a few groups are worked
+// at a time (k_small_groups_at_once), so that few sums are live; without VNNI all of a token's go
+// into one chain of vpaddd, kept as written.
+// Bounds: Q6_K's |q . x| <= 16 * 63 * 128 and |scale| <= 128, so sixteen sub-blocks stay under
+// 2^29, and the offset's share, 32 * 16 * 128 * 2048, under 2^28; 32 times a scale fits 16 bits.
 template <bool Vnni, class Panel, int Tokens>
 VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::uint64_t /*one panel*/,
                                                          const blocks::q8_k* x, std::uint64_t stride,
                                                          std::uint64_t nblocks, float* out) {
     constexpr int offset = k_small_offset<Panel>;
+    constexpr int offset_shift = offset == 32 ? 5 : offset == 4 ? 2 : 0;
+    static_assert(offset == (offset_shift == 0 ? 0 : 1 << offset_shift), "the offset is a shift");
     constexpr int largest = std::is_same_v<Panel, panel_q6_k> ? 63 : std::is_same_v<Panel, panel_q3_k> ? 7 : 3;
     constexpr int widen = byte_dot_widen(largest);
+    constexpr int Groups = k_small_groups_at_once<Panel>(Tokens);
     __m256 acc[2][Tokens];
     VRAMPLAN_UNROLL
     for (int t = 0; t < Tokens; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
@@ -260,46 +286,84 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::ui
             // This half's activations, read again rather than kept from the other half (config.hpp).
             const blocks::q8_k* xh = x;
             VRAMPLAN_READ_AGAIN(xh);
+            __m256i dot[Tokens];
+            VRAMPLAN_UNROLL
+            for (int t = 0; t < Tokens; ++t) dot[t] = _mm256_setzero_si256();
+            VRAMPLAN_UNROLL
+            for (int n = 0; n < 2; ++n) {
+                VRAMPLAN_UNROLL
+                for (int set = 0; set < 4 / Groups; ++set) {
+                    // Groups set + 4 / Groups * j: sub-blocks 8n + 2g and 8n + 2g + 1 of each.
+                    int g[Groups];
+                    VRAMPLAN_UNROLL
+                    for (int j = 0; j < Groups; ++j) g[j] = set + 4 / Groups * j;
+                    // The block read again for each set: a chunk kept from one set for the next
+                    // is a register the kernel does not have (config.hpp).
+                    const Panel* pk = p + b;
+                    VRAMPLAN_READ_AGAIN(pk);
+                    __m256i weight[Groups][2];
+                    VRAMPLAN_UNROLL
+                    for (int half = 0; half < 2; ++half) {
+                        if (h == 0 && set == 0) prefetch_block_quarter(p + b, 2 * n + half);
+                        __m256i scale[Groups], sum[Groups][Tokens], narrow[Groups][Tokens];
+                        VRAMPLAN_UNROLL
+                        for (int j = 0; j < Groups; ++j) {
+                            scale[j] = k_small_scales(*pk, 8 * n + 2 * g[j] + half, r0);
+                            weight[j][half] = in_both_halves(scale[j]);
+                            VRAMPLAN_UNROLL
+                            for (int t = 0; t < Tokens; ++t) sum[j][t] = narrow[j][t] = _mm256_setzero_si256();
+                        }
+                        VRAMPLAN_UNROLL
+                        for (int i = 0; i < 4; ++i) {
+                            const int l = 4 * half + i;  // chunk within the half's 32 bytes
+                            __m256i q[Groups];
+                            VRAMPLAN_UNROLL
+                            for (int j = 0; j < Groups; ++j) q[j] = k_small_group(*pk, n, l, g[j], r0);
+                            VRAMPLAN_UNROLL
+                            for (int t = 0; t < Tokens; ++t) {
+                                const std::int8_t* xq = xh[t * stride + b].qs + 128 * n + 4 * l;
+                                VRAMPLAN_UNROLL
+                                for (int j = 0; j < Groups; ++j) {
+                                    // Without VNNI the scaled pair sums go straight into dot; with
+                                    // it, each sub-block's raw sum.
+                                    byte_dot_step<Vnni, widen, 4>(i, Vnni ? sum[j][t] : dot[t], narrow[j][t], q[j],
+                                                                  _mm256_set1_epi32(x_chunk(xq, 8 * g[j])),
+                                                                  weight[j][half]);
+                                    // A chain, as written: regrouped, the products wait in memory.
+                                    VRAMPLAN_KEEP_IN_REGISTER(dot[t]);
+                                }
+                            }
+                        }
+                        if constexpr (Vnni) {
+                            VRAMPLAN_UNROLL
+                            for (int t = 0; t < Tokens; ++t) {
+                                VRAMPLAN_UNROLL
+                                for (int j = 0; j < Groups; ++j)
+                                    dot[t] = _mm256_add_epi32(dot[t], _mm256_mullo_epi32(sum[j][t], scale[j]));
+                            }
+                        }
+                    }
+                    if constexpr (offset != 0) {
+                        VRAMPLAN_UNROLL
+                        for (int j = 0; j < Groups; ++j) {
+                            // (scale, scale of the next sub-block) * offset per row, against x's
+                            // sums of the two.
+                            const __m256i pair =
+                                _mm256_slli_epi16(_mm256_blend_epi16(weight[j][0], weight[j][1], 0xaa), offset_shift);
+                            VRAMPLAN_UNROLL
+                            for (int t = 0; t < Tokens; ++t) {
+                                std::int32_t sums;
+                                std::memcpy(&sums, xh[t * stride + b].bsums + 8 * n + 2 * g[j], 4);
+                                dot[t] = _mm256_sub_epi32(dot[t], _mm256_madd_epi16(pair, _mm256_set1_epi32(sums)));
+                            }
+                        }
+                    }
+                }
+            }
             const __m256 d = lanes_of(pb.d + r0);
             __m256 sb[Tokens];
             VRAMPLAN_UNROLL
-            for (int t = 0; t < Tokens; ++t) sb[t] = _mm256_setzero_ps();
-            VRAMPLAN_UNROLL
-            for (int step = 0; step < 4; ++step) {
-                const int n = step / 2, half = step % 2;
-                if (h == 0) prefetch_block_quarter(p + b, step);
-                // Sub-blocks 8n + 2g + half for the four groups g.
-                __m256i sum[4][Tokens], narrow[4][Tokens];
-                VRAMPLAN_UNROLL
-                for (int g = 0; g < 4; ++g) {
-                    VRAMPLAN_UNROLL
-                    for (int t = 0; t < Tokens; ++t) {
-                        sum[g][t] = _mm256_set1_epi32(-offset * xh[t * stride + b].bsums[8 * n + 2 * g + half]);
-                        narrow[g][t] = _mm256_setzero_si256();
-                    }
-                }
-                VRAMPLAN_UNROLL
-                for (int i = 0; i < 4; ++i) {
-                    const int l = 4 * half + i;  // chunk within the half's 32 bytes
-                    __m256i q[4];
-                    k_small_values(pb, n, l, r0, q);
-                    VRAMPLAN_UNROLL
-                    for (int t = 0; t < Tokens; ++t) {
-                        const std::int8_t* xq = xh[t * stride + b].qs + 128 * n + 4 * l;
-                        VRAMPLAN_UNROLL
-                        for (int g = 0; g < 4; ++g)
-                            byte_dot_step<Vnni, widen, 4>(i, sum[g][t], narrow[g][t], q[g],
-                                                          _mm256_set1_epi32(x_chunk(xq, 8 * g)));
-                    }
-                }
-                VRAMPLAN_UNROLL
-                for (int g = 0; g < 4; ++g) {
-                    const __m256 ds =
-                        _mm256_mul_ps(d, _mm256_cvtepi32_ps(k_small_scales(pb, 8 * n + 2 * g + half, r0)));
-                    VRAMPLAN_UNROLL
-                    for (int t = 0; t < Tokens; ++t) sb[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[g][t]), ds, sb[t]);
-                }
-            }
+            for (int t = 0; t < Tokens; ++t) sb[t] = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[t]), d);
             if constexpr (std::is_same_v<Panel, panel_q2_k>) {
                 // Minimums as 16-bit pairs (min_2k, min_2k+1) per row, against x's pairs of sums.
                 __m256i mins[8];

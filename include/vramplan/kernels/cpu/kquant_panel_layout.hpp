@@ -18,8 +18,8 @@
 //    q's low four bits in ql and high two in qh, in the file's order within each chunk.
 // The integer sum of a sub-block is exact (the offsets, Q4_K's and Q2_K's minimums, Q3_K's 4 and
 // Q6_K's 32, meet Q8_K's precomputed activation sums in integers); scales are applied in f32 per
-// sub-block, except in the 256-bit Q4_K and Q5_K kernels, which keep a half block's scaled sum an
-// integer (kquant_panel_avx2.hpp).
+// sub-block, except in the 256-bit kernels, which keep a half block's scaled sum an integer
+// (kquant_panel_avx2.hpp).
 #pragma once
 
 #include <cstdint>
