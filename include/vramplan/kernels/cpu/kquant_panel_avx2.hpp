@@ -199,8 +199,8 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
 }
 
 // Q2_K, Q3_K and Q6_K: group g (0..3) of chunk position l of half n of the block, rows r0..r0 + 7
-// (kquant_panel_avx512.hpp's k_small_values says which sub-block each group is of), one group at a
-// time so that a kernel keeps one sub-block's sums live, not four.
+// (kquant_panel_avx512.hpp's k_small_values says which sub-block each group is of), one group per
+// call so that a kernel chooses how many groups' sums are live (k_small_groups_at_once).
 template <class Panel>
 VRAMPLAN_TARGET_AVX2 inline __m256i k_small_group(const Panel& pb, int n, int l, int g, int r0) {
     if constexpr (std::is_same_v<Panel, panel_q6_k>) {
@@ -246,8 +246,11 @@ VRAMPLAN_TARGET_AVX2 inline __m256i in_both_halves(__m256i lanes) {
 // How many of a chunk's four groups a kernel works at once: a group's sums are Tokens registers
 // (two sets with VNNI's raw sums), and a chunk read for several groups is read once. Measured on
 // the AMD EPYC (Zen 3, bench/REPORT.md): Q2_K's and Q3_K's one qs chunk holds all four groups, and
-// one token takes all four; Q6_K's groups 0 and 2 share a ql chunk (1 and 3 the other), and two at
-// once ran its one-token tile 10-30% faster than one or four; past one token, fewer registers win.
+// at one token four at once read Q3_K fastest (matvec 0.56-0.58 of the read loop against 0.47-0.50
+// for one or two); Q6_K's groups 0 and 2 share a ql chunk (1 and 3 the other), and two at once ran
+// its one-token tile at 26-31 GB/s in cache against 21-22 for one and 26-28 for four, and its
+// four-token tile as fast as one at a time. Past one token Q2_K and Q3_K take one group, chosen by
+// the stack accesses GCC 12 leaves (Q3_K four tokens: 166 with one, 868 with two), not timed.
 template <class Panel>
 constexpr int k_small_groups_at_once(int tokens) {
     if constexpr (std::is_same_v<Panel, panel_q6_k>)
