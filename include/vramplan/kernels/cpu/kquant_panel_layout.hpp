@@ -284,7 +284,8 @@ inline constexpr int k_small_offset = std::is_same_v<Panel, panel_q6_k>   ? 32
 // Q6_K's three runs of lines (ql's two halves and qh) are read interleaved, which the hardware
 // prefetchers follow poorly. Measured on two cores of the AMD EPYC over 400 MB of 2048 x 5632
 // Q6_K copies: 12-17 GB/s without, 17-21 into L1 (prefetcht0: the core's miss buffers fill), 28-41
-// into L2; further ahead (8 blocks) 26-36. Q4_K gains less (about 5%), and takes it too.
+// into L2; further ahead (8 blocks) 26-36. Q4_K gains less (about 5%) there, and takes it in
+// the AVX-512 kernels; the 256-bit Q4_K tile does not (kquant_panel_avx2.hpp's k_avx2_prefetches).
 // The address is formed as an integer: two blocks past a tensor's last is past its end.
 template <class Panel>
 inline void prefetch_block_quarter(const Panel* block, int step) {
