@@ -7,6 +7,7 @@
 // far as its values allow (byte_dot_widen) before vpmaddwd widens them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -101,16 +102,22 @@ VRAMPLAN_TARGET_AVX2 inline k4_pair_scales k4_scales_of_pair(const Panel& pb, in
     return s;
 }
 
-// Whether a 256-bit tile prefetches the block after next (prefetch_block_quarter): all but Q4_K,
-// whose block is read as one run from its scales to its last chunk, which the hardware prefetchers
-// follow alone; a software prefetch of a line in memory holds one of the core's few L1 miss
-// buffers until the line arrives, and Q4_K's 36 a block left too few for the loads. Measured on
-// the AMD EPYC (Zen 3, bench/REPORT.md), 4096 x 14336 over 512 MiB, two threads, share of the read
-// loop: Q4_K 0.51-0.52 with, 0.61-0.67 without (three rounds in turn); the others slower without
-// (one round): Q5_K 0.49 and 0.49, Q6_K 0.57 and 0.43, Q3_K 0.56 and 0.43, Q2_K 0.64 and 0.56, and
-// slower still with only their second run (qh, hmask) prefetched. The AVX-512 kernels keep it.
+// What a 256-bit Q4_K or Q5_K tile prefetches of the block after next (prefetch_block_quarter):
+// nothing of Q4_K, whose block is one run from its scales to its last chunk, which the hardware
+// prefetchers follow alone; a software prefetch of a line in memory holds one of the core's few L1
+// miss buffers until the line arrives, and Q4_K's 36 a block left too few for the loads. Q5_K reads
+// two runs at once (qs and the fifth bits, qh) and gains from prefetching the larger one only.
+// Measured on the AMD EPYC (Zen 3, bench/REPORT.md), 4096 x 14336 over 512 MiB, two threads, share
+// of the read loop, binaries in turn: Q4_K 0.51-0.52 with the whole block, 0.61-0.67 with none
+// (three rounds); Q5_K 0.49 with the whole block and 0.49 with none (one round), 0.40 with qh only,
+// 0.53 0.53 with qs only against 0.49 0.42 (two rounds). The sixteen-value tiles prefetch their
+// whole blocks (slower without: Q6_K 0.57 and 0.43, Q3_K 0.56 and 0.43, Q2_K 0.64 and 0.56; Q6_K's
+// values alone 0.53-0.55 against 0.55-0.56). The AVX-512 kernels keep the whole block.
 template <class Panel>
-inline constexpr bool k_avx2_prefetches = !std::is_same_v<Panel, panel_q4_k>;
+VRAMPLAN_TARGET_AVX2 inline void k4_prefetch_avx2(const Panel* block, int step) {
+    if constexpr (std::is_same_v<Panel, panel_q5_k>)
+        prefetch_block_quarter<Panel, offsetof(panel_q5_k, qs), sizeof(panel_q5_k::qs)>(block, step);
+}
 
 // Q4_K and Q5_K: per pair of sub-blocks, the low nibbles are sub-block 2p and the high ones
 // 2p + 1 (Q5_K's fifth bits from bits 2p and 2p + 1 of its qh chunk). A half block's sum stays an
@@ -153,7 +160,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
             for (int t = 0; t < Tokens; ++t) dot[t] = min_dot[t] = _mm256_setzero_si256();
             VRAMPLAN_UNROLL
             for (int pair = 0; pair < 4; ++pair) {
-                if (h == 0 && k_avx2_prefetches<Panel>) prefetch_block_quarter(p + b, pair);
+                if (h == 0) k4_prefetch_avx2(p + b, pair);
                 const k4_pair_scales sc = k4_scales_of_pair(pb, pair, r0);
                 // Without VNNI the scaled pair sums go straight into dot; with it, the two raw sums.
                 __m256i lo_sum[Tokens], hi_sum[Tokens], lo16[Tokens], hi16[Tokens];

@@ -22,6 +22,7 @@
 // (kquant_panel_avx2.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -285,12 +286,16 @@ inline constexpr int k_small_offset = std::is_same_v<Panel, panel_q6_k>   ? 32
 // prefetchers follow poorly. Measured on two cores of the AMD EPYC over 400 MB of 2048 x 5632
 // Q6_K copies: 12-17 GB/s without, 17-21 into L1 (prefetcht0: the core's miss buffers fill), 28-41
 // into L2; further ahead (8 blocks) 26-36. Q4_K gains less (about 5%) there, and takes it in
-// the AVX-512 kernels; the 256-bit Q4_K tile does not (kquant_panel_avx2.hpp's k_avx2_prefetches).
+// the AVX-512 kernels; the 256-bit Q4_K and Q5_K tiles prefetch less (kquant_panel_avx2.hpp's
+// k4_prefetch_avx2).
 // The address is formed as an integer: two blocks past a tensor's last is past its end.
-template <class Panel>
+// From and Bytes: the part of the block prefetched (whole lines: the panels' parts start on them).
+template <class Panel, std::size_t From = 0, std::size_t Bytes = sizeof(Panel)>
 inline void prefetch_block_quarter(const Panel* block, int step) {
-    constexpr int lines = (sizeof(Panel) + 255) / 256;
-    const std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(block) + 2 * sizeof(Panel) + 64 * lines * step;
+    static_assert(From % 64 == 0 && From + Bytes <= sizeof(Panel), "whole lines of the block");
+    constexpr int lines = static_cast<int>((Bytes + 255) / 256);
+    const std::uintptr_t ahead =
+        reinterpret_cast<std::uintptr_t>(block) + 2 * sizeof(Panel) + From + 64 * lines * step;
     for (int i = 0; i < lines; ++i) __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64 * i), 0, 2);
 }
 
