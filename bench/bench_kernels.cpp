@@ -1,6 +1,7 @@
 // CPU kernel speed, measured side by side in one run:
 //  - matrix-vector products per weight format as GB/s of weights read, next to a read loop
 //    over the same bytes with the same threads (ratio = matvec / read);
+//  - the thread pool's round trip per kernel call (two threads, after the caller worked alone);
 //  - decode attention (one query token; Llama-3-8B's heads, 4 query heads per KV head, and
 //    Llama-2-7B's, one) with f16, Q8_0 and Q4_0 KV caches, with the speed-up of each quantized
 //    cache over f16 in the same run;
@@ -347,6 +348,21 @@ void BM_fallback_prefill(benchmark::State& state) {
         });
 }
 
+// The thread pool's cost per kernel call in decode: a parallel_for over two threads with nothing
+// to do, issued after the caller has worked alone for `idle` microseconds (as between two matrix
+// products of a decode step, where norms, RoPE and the KV write run on the caller). The time is
+// the call's, from issue to return.
+void BM_parallel_for_round_trip(benchmark::State& state) {
+    const auto idle = std::chrono::microseconds(state.range(0));
+    for (auto _ : state) {
+        for (const auto until = clock_type::now() + idle; clock_type::now() < until;) {
+        }
+        const auto start = clock_type::now();
+        pool().parallel_for(2, [](std::uint64_t b, std::uint64_t e) { benchmark::DoNotOptimize(b + e); });
+        state.SetIterationTime(std::chrono::duration<double>(clock_type::now() - start).count());
+    }
+}
+
 }  // namespace
 
 BENCHMARK(BM_matvec<kernel_format::f32>)->Args({4096, 14336})->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -385,6 +401,7 @@ BENCHMARK(BM_expert_prefill<kernel_format::q4_0>)->UseManualTime()->Unit(benchma
 BENCHMARK(BM_expert_prefill<kernel_format::q4_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fallback_prefill<kernel_format::q5_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fallback_prefill<kernel_format::iq4_nl>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_parallel_for_round_trip)->Arg(0)->Arg(5)->Arg(50)->Iterations(20000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_decode_attention)
     ->ArgNames({"context", "kv_heads"})
     ->ArgsProduct({{1024, 4096, 8192, 16384}, {8, 32}})

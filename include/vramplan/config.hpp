@@ -72,6 +72,16 @@
 #define VRAMPLAN_READ_AGAIN(p) static_cast<void>(p)
 #endif
 
+// One turn of a busy-wait: the processor's spin-loop hint (x86 pause, Arm yield), which waits a
+// few dozen cycles without a system call and without flooding the memory order machinery.
+#if defined(__x86_64__) && !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))
+#define VRAMPLAN_SPIN_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__) && !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))
+#define VRAMPLAN_SPIN_PAUSE() asm volatile("yield")
+#else
+#define VRAMPLAN_SPIN_PAUSE() static_cast<void>(0)
+#endif
+
 // GCC 12's AVX-512 intrinsics start from deliberately undefined registers (`__Y = __Y`), and once
 // inlined into a kernel -Wuninitialized reports them against the compiler's own header (GCC bug
 // 105593, fixed in GCC 13). The AVX-512 kernels are wrapped in these two to keep builds clean.
