@@ -8,9 +8,10 @@
 # LLAMACPP_BIN: the folder holding llama-bench from a CPU build of llama.cpp (built by hand under
 #   build/peer/, e.g. cmake -DGGML_NATIVE=ON -DLLAMA_CURL=OFF; see bench/REPORT.md). Its own
 #   timings are the yardstick: llama-bench's pp (prompt) and tg (generation) tokens/s.
-# NODE_PEER=1: also install node-llama-cpp (pinned 3.21.1) under build/peer/node and time its
-#   prompt evaluation with the CPU backend it picks for this processor (its decode loop runs in
-#   JavaScript, so only its prefill is reported).
+# NODE_PEER=1: also install node-llama-cpp (pinned 3.21.1) under build/peer/node and time it with
+#   the CPU backend it picks for this processor (bench/node_bench.mjs): its prefill, and its decode
+#   one token per call through its lowest-level evaluation, whose time includes a JavaScript step
+#   per call (llama-bench stays the yardstick for decode).
 # FORMATS (q4_0 q8_0 q4_k_m: llama.cpp's Q4_K_M mix of Q4_K and Q6_K, random valid blocks), THREADS (2), RUNS (3), PROMPT (512 tokens), GEN (128 tokens),
 # BUILD (build-bench: a Release build with benchmarks and examples), MODELS (build/peer/models).
 set -euo pipefail
@@ -58,7 +59,7 @@ echo "vramplan $commit; llama.cpp ${peer:-(version not read)}"
 printf '%-6s %-22s %12s %12s\n' format engine prefill_t/s decode_t/s
 for f in $FORMATS; do
     model="$MODELS/bench-$f.gguf"
-    : >"$MODELS/.v_pp" && : >"$MODELS/.v_tg" && : >"$MODELS/.l_pp" && : >"$MODELS/.l_tg" && : >"$MODELS/.n_pp"
+    : >"$MODELS/.v_pp" && : >"$MODELS/.v_tg" && : >"$MODELS/.l_pp" && : >"$MODELS/.l_tg" && : >"$MODELS/.n_pp" && : >"$MODELS/.n_tg"
     for _ in $(seq "$RUNS"); do
         out=$("$BUILD/examples/generate" -m "$model" -p "$prompt" -n "$GEN" -t "$THREADS" --temp 0 2>/dev/null)
         sed -n 's/^prefill: .*(\([0-9.]*\) tokens\/s).*/\1/p' <<<"$out" >>"$MODELS/.v_pp"
@@ -70,18 +71,20 @@ for f in $FORMATS; do
         awk -F, -v want=tg 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next}
             {gsub(/"/, ""); if ((want == "pp") == ($c["n_gen"] == 0)) print $c["avg_ts"]}' <<<"$csv" >>"$MODELS/.l_tg"
         if [[ "$NODE_PEER" == 1 ]]; then
-            node bench/node_prefill.mjs "$model" "$PROMPT" "$THREADS" >>"$MODELS/.n_pp"
+            read -r npp ntg < <(node bench/node_bench.mjs "$model" "$PROMPT" "$THREADS" "$GEN" 2>/dev/null | tail -1)
+            echo "$npp" >>"$MODELS/.n_pp" && echo "$ntg" >>"$MODELS/.n_tg"
         fi
     done
     vpp=$(median <"$MODELS/.v_pp") vtg=$(median <"$MODELS/.v_tg")
     lpp=$(median <"$MODELS/.l_pp") ltg=$(median <"$MODELS/.l_tg")
     printf '%-6s %-22s %12.1f %12.1f\n' "$f" vramplan "$vpp" "$vtg" "$f" llama.cpp "$lpp" "$ltg"
     if [[ "$NODE_PEER" == 1 ]]; then
-        npp=$(median <"$MODELS/.n_pp")
-        printf '%-6s %-22s %12.1f %12s\n' "$f" node-llama-cpp-3.21.1 "$npp" -
-        printf '%-6s %-22s %12.2f %12s\n' "$f" "ratio vs node" "$(awk -v a="$vpp" -v b="$npp" 'BEGIN {print a / b}')" -
+        npp=$(median <"$MODELS/.n_pp") ntg=$(median <"$MODELS/.n_tg")
+        printf '%-6s %-22s %12.1f %12.1f\n' "$f" node-llama-cpp-3.21.1 "$npp" "$ntg"
+        printf '%-6s %-22s %12.2f %12.2f\n' "$f" "ratio vs node" \
+            "$(awk -v a="$vpp" -v b="$npp" 'BEGIN {print a / b}')" "$(awk -v a="$vtg" -v b="$ntg" 'BEGIN {print a / b}')"
     fi
     printf '%-6s %-22s %12.2f %12.2f\n' "$f" "ratio vs llama.cpp" \
         "$(awk -v a="$vpp" -v b="$lpp" 'BEGIN {print a / b}')" "$(awk -v a="$vtg" -v b="$ltg" 'BEGIN {print a / b}')"
 done
-rm -f "$MODELS"/.v_pp "$MODELS"/.v_tg "$MODELS"/.l_pp "$MODELS"/.l_tg "$MODELS"/.n_pp
+rm -f "$MODELS"/.v_pp "$MODELS"/.v_tg "$MODELS"/.l_pp "$MODELS"/.l_tg "$MODELS"/.n_pp "$MODELS"/.n_tg
