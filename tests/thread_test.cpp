@@ -1,11 +1,14 @@
 // The planner is reentrant and the runtime keeps no hidden globals: two arenas and two forward
 // passes, each with its own backend, running on two threads at once give exactly the serial
-// results. A binary of its own, so CI can build and run it under ThreadSanitizer alone.
+// results; and the CPU thread pool hands out every index once however long its workers waited. A
+// binary of its own, so CI can build and run it under ThreadSanitizer alone.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "temp_path.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -13,6 +16,7 @@
 
 #include "test_model.hpp"
 #include "vramplan/io/gguf_model.hpp"
+#include "vramplan/kernels/cpu/thread_pool.hpp"
 #include "vramplan/plan/plan.hpp"
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/cpu_backend.hpp"
@@ -82,4 +86,32 @@ TEST_CASE("two forward passes on two threads equal the serial runs bit for bit")
     CHECK(serial_a != serial_b);  // two different models, so the comparison could fail
     std::filesystem::remove(a_path);
     std::filesystem::remove(b_path);
+}
+
+// A worker waits for the next call in three ways, one after another: spinning on the pause hint,
+// then yielding its core, then asleep on the condition variable (thread_pool.hpp). Calls issued
+// after idle gaps that end in each of them must each wake the workers and hand every index of the
+// range to exactly one thread; a lost wake-up would hang here, and a share given twice or not at
+// all shows in the counts.
+TEST_CASE("parallel_for after idle gaps in each of the workers' ways of waiting covers every index once") {
+    for (const unsigned threads : {2u, 3u}) {
+        kernels::cpu::thread_pool pool(threads);
+        constexpr std::uint64_t n = 1000;
+        for (const auto gap : {std::chrono::microseconds(0), std::chrono::microseconds(20),
+                               std::chrono::microseconds(2000), std::chrono::microseconds(300000)}) {
+            for (int call = 0; call < 3; ++call) {
+                std::this_thread::sleep_for(gap);
+                std::vector<std::atomic<int>> hits(n);
+                std::atomic<unsigned> shares{0};
+                pool.parallel_for(n, [&](std::uint64_t b, std::uint64_t e) {
+                    shares.fetch_add(1);
+                    for (std::uint64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+                });
+                CHECK(shares.load() == threads);
+                std::uint64_t once = 0;
+                for (const auto& h : hits) once += h.load() == 1;
+                CHECK(once == n);
+            }
+        }
+    }
 }
