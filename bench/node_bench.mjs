@@ -4,7 +4,7 @@
 // evaluation call each, through the package's lowest-level evaluation (no sampling), timed from
 // the first call to the last; the time includes the package's JavaScript step per call, which
 // llama-bench's generation figure does not have. Its generator (sequence.evaluate, greedy) was
-// slower still on the AMD EPYC of bench/REPORT.md (23.9 against 26.8 tokens/s, Q4_K_M).
+// slower still on the AMD EPYC Zen 3 of bench/REPORT.md (23.9 against 26.8 tokens/s, Q4_K_M).
 // Prints "prefill decode". Used only by bench/vs_llamacpp.sh (NODE_PEER=1).
 //   node bench/node_bench.mjs MODEL PROMPT THREADS GEN
 import { createRequire } from "node:module";

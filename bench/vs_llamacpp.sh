@@ -71,7 +71,13 @@ for f in $FORMATS; do
         awk -F, -v want=tg 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next}
             {gsub(/"/, ""); if ((want == "pp") == ($c["n_gen"] == 0)) print $c["avg_ts"]}' <<<"$csv" >>"$MODELS/.l_tg"
         if [[ "$NODE_PEER" == 1 ]]; then
-            read -r npp ntg < <(node bench/node_bench.mjs "$model" "$PROMPT" "$THREADS" "$GEN" 2>/dev/null | tail -1)
+            node_out=$(node bench/node_bench.mjs "$model" "$PROMPT" "$THREADS" "$GEN" 2>"$MODELS/.n_err" | tail -1) || true
+            read -r npp ntg <<<"$node_out" || true
+            if [[ ! "$npp" =~ ^[0-9.]+$ || ! "$ntg" =~ ^[0-9.]+$ ]]; then
+                echo "node-llama-cpp printed no rates for $model (its messages: $MODELS/.n_err);" \
+                    "run node bench/node_bench.mjs $model $PROMPT $THREADS $GEN to see why" >&2
+                exit 1
+            fi
             echo "$npp" >>"$MODELS/.n_pp" && echo "$ntg" >>"$MODELS/.n_tg"
         fi
     done
@@ -87,4 +93,4 @@ for f in $FORMATS; do
     printf '%-6s %-22s %12.2f %12.2f\n' "$f" "ratio vs llama.cpp" \
         "$(awk -v a="$vpp" -v b="$lpp" 'BEGIN {print a / b}')" "$(awk -v a="$vtg" -v b="$ltg" 'BEGIN {print a / b}')"
 done
-rm -f "$MODELS"/.v_pp "$MODELS"/.v_tg "$MODELS"/.l_pp "$MODELS"/.l_tg "$MODELS"/.n_pp "$MODELS"/.n_tg
+rm -f "$MODELS"/.v_pp "$MODELS"/.v_tg "$MODELS"/.l_pp "$MODELS"/.l_tg "$MODELS"/.n_pp "$MODELS"/.n_tg "$MODELS"/.n_err
