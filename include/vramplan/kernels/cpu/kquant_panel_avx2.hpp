@@ -2,14 +2,16 @@
 // avx2-vnni path (byte_dot.hpp). A vector holds eight rows, so each super-block is worked in two
 // halves, rows 0..7 (the first 32 bytes of each chunk) and then rows 8..15, both before the next
 // block: the panel is read once, front to back, as the AVX-512 kernels read it, and the prefetches
-// (where a format takes them: k4_prefetch_avx2) run ahead of both halves. The sums are the AVX-512 kernels' (kquant_panel_avx512.hpp says why
-// each is exact); without VNNI, vpmaddubsw's 16-bit pair sums of a sub-block add up in 16 bits as
-// far as its values allow (byte_dot_widen) before vpmaddwd widens them.
+// (where a format takes them: k4_prefetch_avx2) run ahead of both halves. The sums are the
+// AVX-512 kernels' (kquant_panel_avx512.hpp says why each is exact); without VNNI, vpmaddubsw's
+// 16-bit pair sums of a sub-block add up in 16 bits as far as its values allow (byte_dot_widen)
+// before vpmaddwd widens them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "vramplan/config.hpp"
 #include "vramplan/kernels/cpu/byte_dot.hpp"

@@ -76,8 +76,8 @@ private:
     // 0.61-0.66 -> 0.23-0.47 us with nothing between calls, 0.29-1.17 -> 0.25-0.71 after 5 us
     // alone, 0.61-1.28 -> 0.35-0.85 after 50 us. A decode step makes about a hundred calls, so
     // this is a fraction of a percent of a token: `generate` decode was unchanged within its noise.
-    // 4096 pauses are a few hundred microseconds (tens of cycles each on recent cores), after
-    // which an idle worker yields, then sleeps.
+    // 4096 pauses last about 0.1 to 0.25 ms (a pause takes some 65 cycles on Zen 3, about 140 on
+    // recent Intel cores), after which an idle worker yields, then sleeps.
     static constexpr int pause_spins = 1 << 12;
 
     std::pair<std::uint64_t, std::uint64_t> share(unsigned t, std::uint64_t n) const {
