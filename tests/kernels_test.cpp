@@ -135,6 +135,73 @@ TEST_CASE("the CPU's Q8_0 quantizer equals the shared one bit for bit, halves an
     CHECK(b0.qs[3] == 4);
 }
 
+TEST_CASE("the CPU's Q8_K quantizer equals the shared one bit for bit, and takes the vector steps for ordinary blocks") {
+    // Blocks of 256: random values over many magnitudes; scale 1 (largest magnitude -127), so that
+    // x.5 ties of both signs reach the rounding (to even: 2.5 -> 2, 3.5 -> 4); the largest magnitude
+    // negative, or held twice by one sign. Then the blocks the vector steps leave to the scalar ones:
+    // +m and -m both present (the first decides the sign), all zeros, a NaN, an infinity, and values
+    // so small that the inverse scale overflows.
+    constexpr int n = blocks::qk_k;
+    std::vector<std::vector<float>> ordinary, left;
+    const auto r = random_values(n * 24, 21);
+    for (int b = 0; b < 24; ++b) {
+        std::vector<float> x(r.begin() + n * b, r.begin() + n * (b + 1));
+        for (float& v : x) v *= std::ldexp(1.0f, 3 * b - 40);
+        ordinary.push_back(x);
+    }
+    std::vector<float> ties(n);
+    for (int j = 0; j < n; ++j) ties[j] = j == 7 ? -127.0f : (j % 2 ? 1.0f : -1.0f) * (static_cast<float>(j % 120) + 0.5f);
+    ordinary.push_back(ties);
+    std::vector<float> twice(n, 0.25f);
+    twice[3] = twice[200] = 9.0f;
+    ordinary.push_back(twice);
+    std::vector<float> both = twice;
+    both[100] = -9.0f;
+    left.push_back(both);
+    both[3] = -9.0f;  // now -9 comes first
+    left.push_back(both);
+    left.push_back(std::vector<float>(n, 0.0f));
+    std::vector<float> special = ordinary[10];
+    special[17] = std::nanf("");
+    left.push_back(special);
+    special[17] = -INFINITY;
+    left.push_back(special);
+    std::vector<float> tiny(n);
+    for (int j = 0; j < n; ++j) tiny[j] = static_cast<float>(j - 100) * 1e-42f;
+    left.push_back(tiny);
+
+    const auto same = [](const blocks::q8_k& a, const blocks::q8_k& b) {
+        return std::memcmp(&a.d, &b.d, sizeof a.d) == 0 && std::memcmp(a.qs, b.qs, sizeof a.qs) == 0 &&
+               std::memcmp(a.bsums, b.bsums, sizeof a.bsums) == 0;
+    };
+    for (const auto* set : {&ordinary, &left})
+        for (std::size_t i = 0; i < set->size(); ++i) {
+            CAPTURE(set == &ordinary);
+            CAPTURE(i);
+            const float* x = (*set)[i].data();
+            blocks::q8_k shared, cpu_block;
+            quantize_block(x, shared);
+            cpu::quantize_block_q8_k(x, cpu_block);
+            CHECK(same(cpu_block, shared));
+#if VRAMPLAN_X86_SIMD
+            if (cpu::has_avx2()) {
+                blocks::q8_k vector_block{};
+                CHECK(cpu::simd::quantize_q8_k(x, vector_block) == (set == &ordinary));
+                if (set == &ordinary) CHECK(same(vector_block, shared));
+            }
+#endif
+        }
+    // The ties were ties: scale 1, and -0.5 - 2 = -2.5 at j = 2 went to -2, 3.5 at j = 3 to 4.
+    blocks::q8_k t;
+    cpu::quantize_block_q8_k(ties.data(), t);
+    CHECK(t.d == 1.0f);
+    CHECK(t.qs[2] == -2);
+    CHECK(t.qs[3] == 4);
+#if VRAMPLAN_X86_SIMD
+    if (!cpu::has_avx2()) MESSAGE("skipped: this processor lacks AVX2, so only the scalar steps ran");
+#endif
+}
+
 TEST_CASE("quantizers are bit-exact with llama.cpp's on the stories260K files") {
     const std::string dir = std::string(VRAMPLAN_SHARED_DIR) + "/models/";
     if (!std::filesystem::exists(dir + "stories260K.gguf")) {

@@ -13,6 +13,7 @@
 #include "vramplan/config.hpp"
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 #include "vramplan/kernels/cpu/token_rows.hpp"
 
@@ -191,7 +192,7 @@ void kquant_matmul(const void* data, std::uint64_t rows, std::uint64_t cols, con
                 const std::uint64_t nt = tokens - t0 < tokens_per_pass ? tokens - t0 : tokens_per_pass;
                 for (std::uint64_t t = 0; t < nt; ++t)
                     for (std::uint64_t b = 0; b < nb; ++b)
-                        quantize_block(io.x_row(t0 + t, cols) + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
+                        quantize_block_q8_k(io.x_row(t0 + t, cols) + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
                 for (std::uint64_t r = begin; r < end; ++r) {
                     const auto* row = static_cast<const std::uint8_t*>(data) + r * row_bytes +
                                       b0 * static_cast<std::uint64_t>(block_bytes(F));

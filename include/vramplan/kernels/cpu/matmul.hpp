@@ -132,7 +132,7 @@ struct k_panels {
     struct activations {
         blocks::q8_k q[x_blocks];
         void round(const float* x, std::uint64_t at, std::uint64_t n) {
-            for (std::uint64_t b = 0; b < n; ++b) quantize_block(x + b * blocks::qk_k, q[at + b]);
+            for (std::uint64_t b = 0; b < n; ++b) quantize_block_q8_k(x + b * blocks::qk_k, q[at + b]);
         }
         const blocks::q8_k* at(std::uint64_t i) const { return q + i; }
     };
