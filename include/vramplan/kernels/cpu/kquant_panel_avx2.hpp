@@ -2,7 +2,7 @@
 // avx2-vnni path (byte_dot.hpp). A vector holds eight rows, so each super-block is worked in two
 // halves, rows 0..7 (the first 32 bytes of each chunk) and then rows 8..15, both before the next
 // block: the panel is read once, front to back, as the AVX-512 kernels read it, and the prefetches
-// (where a format takes them: k4_prefetch_avx2) run ahead of both halves. The sums are the
+// of the block after next go out during the second half (k_prefetch_half says why). The sums are the
 // AVX-512 kernels' (kquant_panel_avx512.hpp says why each is exact); without VNNI, vpmaddubsw's
 // 16-bit pair sums of a sub-block add up in 16 bits as far as its values allow (byte_dot_widen)
 // before vpmaddwd widens them.
@@ -104,22 +104,21 @@ VRAMPLAN_TARGET_AVX2 inline k4_pair_scales k4_scales_of_pair(const Panel& pb, in
     return s;
 }
 
-// What a 256-bit Q4_K or Q5_K tile prefetches of the block after next (prefetch_block_quarter):
-// nothing of Q4_K, whose block is one run from its scales to its last chunk, which the hardware
-// prefetchers follow alone; a software prefetch of a line in memory holds one of the core's few L1
-// miss buffers until the line arrives, and Q4_K's 36 a block left too few for the loads. Q5_K reads
-// two runs at once (qs and the fifth bits, qh) and gains from prefetching the larger one only.
-// Measured on the AMD EPYC (Zen 3, bench/REPORT.md), 4096 x 14336 over 512 MiB, two threads, share
-// of the read loop, binaries in turn: Q4_K 0.51-0.52 with the whole block, 0.61-0.67 with none
-// (three rounds); Q5_K 0.49 with the whole block and 0.49 with none (one round), 0.40 with qh only,
-// 0.53 0.53 with qs only against 0.49 0.42 (two rounds). The sixteen-value tiles prefetch their
-// whole blocks (slower without: Q6_K 0.57 and 0.43, Q3_K 0.56 and 0.43, Q2_K 0.64 and 0.56; Q6_K's
-// values alone 0.53-0.55 against 0.55-0.56). The AVX-512 kernels keep the whole block.
-template <class Panel>
-VRAMPLAN_TARGET_AVX2 inline void k4_prefetch_avx2(const Panel* block, int step) {
-    if constexpr (std::is_same_v<Panel, panel_q5_k>)
-        prefetch_block_quarter<Panel, offsetof(panel_q5_k, qs), sizeof(panel_q5_k::qs)>(block, step);
-}
+// When a 256-bit tile prefetches: during its second half of each block (rows 8..15), which reads
+// only lines the first half brought into L1, so that no request from memory is in flight while it
+// runs unless the tile makes one. The block after next goes out then, a quarter per step
+// (prefetch_block_quarter), for every K-quant. Prefetched during the first half instead, beside
+// that half's own misses, the requests held the core's few L1 miss buffers the loads needed: the
+// Q4_K tile then ran faster with no prefetch at all (0.61-0.67 of the read loop against 0.51-0.52)
+// and Q5_K's with its values' run only. A synthetic stream (a 2,304-byte block read as two passes
+// of half lines with the same arithmetic per byte as the Q4_K tile) showed the idle second pass:
+// 0.88 of its read loop with no prefetch, 0.88 with it in the first pass, 1.0-1.1 with it in the
+// second. The kernels, measured on the AMD EPYC (Zen 3, bench/REPORT.md), 4096 x 14336 over
+// 512 MiB, two threads, share of the read loop over four rounds in turn, first-half prefetches
+// (none for Q4_K, the values' run for Q5_K) against second-half ones: Q5_K 0.46-0.50 against
+// 0.51-0.56, Q2_K 0.58-0.64 against 0.58-0.70, Q3_K 0.44-0.52 against 0.46-0.60; Q4_K (0.60-0.70
+// against 0.64-0.68) and Q6_K (0.52-0.55 against 0.50-0.54) unchanged, so one rule serves all.
+inline constexpr int k_prefetch_half = 1;
 
 // Q4_K and Q5_K: per pair of sub-blocks, the low nibbles are sub-block 2p and the high ones
 // 2p + 1 (Q5_K's fifth bits from bits 2p and 2p + 1 of its qh chunk). A half block's sum stays an
@@ -162,7 +161,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
             for (int t = 0; t < Tokens; ++t) dot[t] = min_dot[t] = _mm256_setzero_si256();
             VRAMPLAN_UNROLL
             for (int pair = 0; pair < 4; ++pair) {
-                if (h == 0) k4_prefetch_avx2(p + b, pair);
+                if (h == k_prefetch_half) prefetch_block_quarter(p + b, pair);
                 const k4_pair_scales sc = k4_scales_of_pair(pb, pair, r0);
                 // Without VNNI the scaled pair sums go straight into dot; with it, the two raw sums.
                 __m256i lo_sum[Tokens], hi_sum[Tokens], lo16[Tokens], hi16[Tokens];
@@ -327,7 +326,7 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_small_avx2(const Panel* p, std::ui
                     __m256i weight[Groups][2];
                     VRAMPLAN_UNROLL
                     for (int half = 0; half < 2; ++half) {
-                        if (h == 0 && set == 0) prefetch_block_quarter(p + b, 2 * n + half);
+                        if (h == k_prefetch_half && set == 0) prefetch_block_quarter(p + b, 2 * n + half);
                         __m256i scale[Groups], sum[Groups][Tokens], narrow[Groups][Tokens];
                         VRAMPLAN_UNROLL
                         for (int j = 0; j < Groups; ++j) {

@@ -285,9 +285,9 @@ inline constexpr int k_small_offset = std::is_same_v<Panel, panel_q6_k>   ? 32
 // Q6_K's three runs of lines (ql's two halves and qh) are read interleaved, which the hardware
 // prefetchers follow poorly. Measured on two cores of the AMD EPYC over 400 MB of 2048 x 5632
 // Q6_K copies: 12-17 GB/s without, 17-21 into L1 (prefetcht0: the core's miss buffers fill), 28-41
-// into L2; further ahead (8 blocks) 26-36. Q4_K gains less (about 5%) there, and takes it in
-// the AVX-512 kernels; the 256-bit Q4_K and Q5_K tiles prefetch less (kquant_panel_avx2.hpp's
-// k4_prefetch_avx2).
+// into L2; further ahead (8 blocks) 26-36. Q4_K gains less (about 5%) there. The AVX-512 kernels
+// prefetch all through each block; the 256-bit tiles, which work a block in two halves, during
+// the second (kquant_panel_avx2.hpp's k_prefetch_half).
 // The address is formed as an integer: two blocks past a tensor's last is past its end.
 // From and Bytes: the part of the block prefetched (whole lines: the panels' parts start on them).
 template <class Panel, std::size_t From = 0, std::size_t Bytes = sizeof(Panel)>
