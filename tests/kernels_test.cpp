@@ -191,12 +191,23 @@ TEST_CASE("the CPU's Q8_K quantizer equals the shared one bit for bit, and takes
             }
 #endif
         }
-    // The ties were ties: scale 1, and -0.5 - 2 = -2.5 at j = 2 went to -2, 3.5 at j = 3 to 4.
+    // Against values worked out apart from either quantizer: the ties block has scale 1 (its
+    // largest magnitude is 127), so each integer is the C library's round-to-nearest-even of the
+    // value itself (-2.5 at j = 2 to -2, 3.5 at j = 3 to 4) and each sum that of sixteen of them.
     blocks::q8_k t;
     cpu::quantize_block_q8_k(ties.data(), t);
     CHECK(t.d == 1.0f);
     CHECK(t.qs[2] == -2);
     CHECK(t.qs[3] == 4);
+    for (int j = 0; j < n; ++j) {
+        CAPTURE(j);
+        CHECK(t.qs[j] == static_cast<int>(std::nearbyint(ties[j])));
+    }
+    for (int s = 0; s < n / 16; ++s) {
+        double sum = 0;
+        for (int j = 0; j < 16; ++j) sum += std::nearbyint(ties[16 * s + j]);
+        CHECK(t.bsums[s] == static_cast<int>(sum));
+    }
 #if VRAMPLAN_X86_SIMD
     if (!cpu::has_avx2()) MESSAGE("skipped: this processor lacks AVX2, so only the scalar steps ran");
 #endif
