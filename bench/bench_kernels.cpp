@@ -2,6 +2,7 @@
 //  - matrix-vector products per weight format as GB/s of weights read, next to a read loop
 //    over the same bytes with the same threads (ratio = matvec / read);
 //  - the thread pool's round trip per kernel call (two threads, after the caller worked alone);
+//  - rounding activations to Q8_K blocks, the shared scalar quantizer and the CPU's in turn;
 //  - decode attention (one query token; Llama-3-8B's heads, 4 query heads per KV head, and
 //    Llama-2-7B's, one) with f16, Q8_0 and Q4_0 KV caches, with the speed-up of each quantized
 //    cache over f16 in the same run;
@@ -348,6 +349,30 @@ void BM_fallback_prefill(benchmark::State& state) {
         });
 }
 
+// Rounding activations to Q8_K blocks, as each thread of a K-quant product does before its tiles:
+// the shared scalar quantizer (block_math.hpp) and the CPU's (quantize.hpp, the vector steps where
+// the processor has AVX2), one thread over 512 blocks of random values (512 KiB, in L2), in turn.
+template <bool Cpu>
+void BM_round_q8_k(benchmark::State& state) {
+    constexpr std::uint64_t n = 512;
+    const auto x = random_values(n * blocks::qk_k, 5);
+    std::vector<blocks::q8_k> out(n);
+    for (auto _ : state) {
+        for (std::uint64_t b = 0; b < n; ++b) {
+            if constexpr (Cpu)
+                kernels::cpu::quantize_block_q8_k(x.data() + b * blocks::qk_k, out[b]);
+            else
+                kernels::quantize_block(x.data() + b * blocks::qk_k, out[b]);
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    // Seconds per block (printed with an SI prefix: 72n is 72 ns).
+    state.counters["per_block"] = benchmark::Counter(static_cast<double>(state.iterations() * n),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.SetLabel(Cpu ? std::string("cpu ") + std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa()))
+                       : std::string("shared scalar"));
+}
+
 // The thread pool's cost per kernel call in decode: a parallel_for over two threads with nothing
 // to do, issued after the caller has worked alone for `idle` microseconds (as between two matrix
 // products of a decode step, where norms, RoPE and the KV write run on the caller). The time is
@@ -401,6 +426,8 @@ BENCHMARK(BM_expert_prefill<kernel_format::q4_0>)->UseManualTime()->Unit(benchma
 BENCHMARK(BM_expert_prefill<kernel_format::q4_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fallback_prefill<kernel_format::q5_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fallback_prefill<kernel_format::iq4_nl>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_round_q8_k<false>);
+BENCHMARK(BM_round_q8_k<true>);
 BENCHMARK(BM_parallel_for_round_trip)->Arg(0)->Arg(5)->Arg(50)->Iterations(20000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_decode_attention)
     ->ArgNames({"context", "kv_heads"})
