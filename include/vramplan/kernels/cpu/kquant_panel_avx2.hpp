@@ -105,8 +105,8 @@ VRAMPLAN_TARGET_AVX2 inline k4_pair_scales k4_scales_of_pair(const Panel& pb, in
 }
 
 // When a 256-bit tile prefetches: during its second half of each block (rows 8..15), which reads
-// only lines the first half brought into L1, so that no request from memory is in flight while it
-// runs unless the tile makes one. The block after next goes out then, a quarter per step
+// only lines the first half brought into L1 and so makes no misses of its own: without requests
+// from the tile, memory works then only as far as the hardware prefetchers run ahead. The block after next goes out then, a quarter per step
 // (prefetch_block_quarter), for every K-quant. Prefetched during the first half instead, beside
 // that half's own misses, the requests held the core's few L1 miss buffers the loads needed: the
 // Q4_K tile then ran faster with no prefetch at all (0.61-0.67 of the read loop against 0.51-0.52)
