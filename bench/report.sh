@@ -27,6 +27,7 @@ peers=$(sed -n '/^## Against llama.cpp/,$p' "$out" 2>/dev/null || true)
     echo "over 8 KV heads (Llama-3-8B) or 32 (Llama-2-7B), microseconds per layer, and each quantized cache's speed-up over f16 in the same run."
     echo "\`tile_GBps\`: the panel kernels' arithmetic alone, one thread on 512 KiB of panels held in L2, GB/s of weights per second of CPU time."
     echo "\`BM_parallel_for_round_trip/N\`: the thread pool's cost per kernel call, an empty parallel_for on two threads after the caller worked alone N microseconds."
+    echo "\`BM_round_q8_k\`: rounding activations to Q8_K blocks, one thread over 512 blocks in L2, the shared scalar quantizer (false) and the CPU's (true) in turn; \`per_block\` in seconds."
     echo
     echo '```'
     "$build/bench/vramplan_bench_kernels" --benchmark_counters_tabular=true 2>/dev/null
