@@ -417,7 +417,7 @@ TEST_CASE("matrix products against a double reference") {
           std::tuple{kernel_format::q4_0, 5, 1023 * 32}}) {  // 3 tokens: passes of 2 and 1 (1024-block stride)
         // 9 tokens: Q4_0 and Q8_0 rows as stored go through panels packed on the way. One token
         // over held panels reads them four streams at a time and the rest one by one (167 and
-        // 352 rows: 10 and 22 panels shared by two threads).
+        // 352 rows: 10 and 22 panels, taken by two threads in chunks of four, the last of two).
         for (std::uint64_t tokens : {1, 3, 9})
             for (const auto isa : test_data::cpu_paths()) {
                 CAPTURE(kernel_format_name(fmt));

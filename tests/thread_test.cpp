@@ -1,7 +1,8 @@
 // The planner is reentrant and the runtime keeps no hidden globals: two arenas and two forward
 // passes, each with its own backend, running on two threads at once give exactly the serial
-// results; and the CPU thread pool hands out every index once however long its workers waited. A
-// binary of its own, so CI can build and run it under ThreadSanitizer alone.
+// results; and the CPU thread pool hands out every index once however long its workers waited, in
+// static shares and from its queue. A binary of its own, so CI can build and run it under
+// ThreadSanitizer alone.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -88,6 +89,26 @@ TEST_CASE("two forward passes on two threads equal the serial runs bit for bit")
     std::filesystem::remove(b_path);
 }
 
+// The matrix products and attention hand their work out from the pool's queue, so which thread
+// computes what changes from run to run and with the pool's size; no value may change with it.
+TEST_CASE("a forward pass gives the same logits bit for bit on pools of one, two and three threads") {
+    test_model::spec q8;
+    q8.weights = format{format_id::q8_0};
+    test_model::spec k_mix;  // llama.cpp's Q4_K_M mix of Q4_K and Q6_K (rows of 256 values)
+    k_mix.embd = 256;
+    k_mix.ff = 512;
+    k_mix.head_dim = 64;
+    k_mix.q4_k_m = true;
+    for (const auto& [spec, seed] : {std::pair{q8, 33}, std::pair{k_mix, 34}}) {
+        const std::string path = test_temp_path("vramplan_thread_pools.gguf");
+        test_model::write(path, spec, seed);
+        const auto one = run_model(path, 1ull << 30, 1);
+        CHECK(run_model(path, 1ull << 30, 2) == one);
+        CHECK(run_model(path, 1ull << 30, 3) == one);
+        std::filesystem::remove(path);
+    }
+}
+
 // A worker waits for the next call in three ways, one after another: spinning on the pause hint,
 // then yielding its core, then asleep on the condition variable (thread_pool.hpp). Calls issued
 // after idle gaps that end in each of them must each wake the workers and hand every index of the
@@ -114,4 +135,38 @@ TEST_CASE("parallel_for after idle gaps in each of the workers' ways of waiting 
             }
         }
     }
+}
+
+// parallel_queue: every thread of the pool calls fn once, and the chunks its threads take cover
+// [0, n) once, each at most `grain` long, whatever the grain (zero counts as one) and however
+// unevenly the threads go (the caller's chunks are slowed here, so the workers take more of them).
+TEST_CASE("parallel_queue hands every index to one thread once, in chunks of the grain") {
+    for (const unsigned threads : {1u, 2u, 3u})
+        for (const std::uint64_t n : {0u, 1u, 5u, 1000u})
+            for (const std::uint64_t grain : {0u, 1u, 7u, 1000u, 5000u}) {
+                CAPTURE(threads);
+                CAPTURE(n);
+                CAPTURE(grain);
+                kernels::cpu::thread_pool pool(threads);
+                const auto caller = std::this_thread::get_id();
+                std::vector<std::atomic<int>> hits(n);
+                std::atomic<unsigned> calls{0};
+                std::atomic<std::uint64_t> longest{0};
+                pool.parallel_queue(n, grain, [&](kernels::cpu::thread_pool::work_queue& queue) {
+                    calls.fetch_add(1);
+                    for (std::uint64_t b, e; queue.take(b, e);) {
+                        if (std::this_thread::get_id() == caller && threads > 1)
+                            std::this_thread::sleep_for(std::chrono::microseconds(50));
+                        std::uint64_t seen = longest.load();
+                        while (e - b > seen && !longest.compare_exchange_weak(seen, e - b)) {
+                        }
+                        for (std::uint64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+                    }
+                });
+                CHECK(calls.load() == threads);
+                CHECK(longest.load() <= std::max<std::uint64_t>(grain, 1));
+                std::uint64_t once = 0;
+                for (const auto& h : hits) once += h.load() == 1;
+                CHECK(once == n);
+            }
 }

@@ -106,75 +106,82 @@ void attention(const attention_args& a, thread_pool& pool) {
     const auto tile_keys = [&](std::uint64_t p0, std::uint64_t to) {
         return static_cast<int>(std::min({to - p0, static_cast<std::uint64_t>(key_tile), a.context - p0 % a.context}));
     };
-    pool.parallel_for(rows_items * head_ranges, [&](std::uint64_t begin, std::uint64_t end) {
+    // Items differ in work (in a prefill, token t sees t + 1 keys), so threads take chunks of them
+    // from a queue, about sixteen chunks a thread.
+    const std::uint64_t items = rows_items * head_ranges;
+    pool.parallel_queue(items, items / (16 * pool.size()), [&](thread_pool::work_queue& queue) {
         alignas(32) key_slices<HeadDim> kf, vf;
         alignas(32) float qf[HeadDim];
         item_queries iq;
         std::uint64_t staged_for = ~std::uint64_t{0};  // the (token, first KV head) iq holds
         const float* q_item = nullptr;
-        for (std::uint64_t item = begin; item < end; ++item) {
-            const auto [t, s, g0, g1, from, to, base] = range_of(item);
-            if (g0 >= g1) continue;
-            const std::uint64_t q_first = (t * a.n_head + g0 * group) * HeadDim;
-            if (!staged) {
-                q_item = static_cast<const float*>(a.q) + q_first;
-            } else if (staged_for != t * a.n_head_kv + g0) {
-                q_item = iq.stage(a, q_first, (g1 - g0) * group * HeadDim, rounded);
-                staged_for = t * a.n_head_kv + g0;
-            }
-            const rounded_queries& rq = iq.rounded;
-            const rounded_rows rows{rq.qs, rq.d, rq.sum};
-            for (std::uint64_t h = g0 * group; h < g1 * group; ++h) clear_state<HeadDim>(head_state{partial(t, h, s)});
-            // The bytes of heads [g0, g1) in one row (whole rows when the item has every head).
-            const std::uint64_t span = slice_offset(g1) - slice_offset(g0);
-            int n = 0;
-            for (std::uint64_t p0 = from; p0 < to; p0 += static_cast<std::uint64_t>(n)) {
-                n = tile_keys(p0, to);
-                const std::uint64_t row = base + p0 % a.context, after = p0 + static_cast<std::uint64_t>(n);
-                const std::uint64_t steps =
-                    (g1 - g0) * (grouped ? group_steps_prefetch_steps(group, n) : static_cast<std::uint64_t>(n));
-                // The next tile of this item or, during the last one, the first tile of the next item.
-                tile_prefetcher next_tile;
-                if (after < to) {
-                    const std::uint64_t next = base + after % a.context;
-                    next_tile = tile_prefetcher(slice_at(kc, next, g0), slice_at(vc, next, g0), row_bytes, span,
-                                                static_cast<std::uint64_t>(tile_keys(after, to)), steps);
-                } else if (item + 1 < end) {
-                    const item_range o = range_of(item + 1);
-                    if (o.g0 < o.g1 && o.from < o.to) {
-                        const std::uint64_t next = o.base + o.from % a.context;
-                        next_tile = tile_prefetcher(slice_at(kc, next, o.g0), slice_at(vc, next, o.g0), row_bytes,
-                                                    slice_offset(o.g1) - slice_offset(o.g0),
-                                                    static_cast<std::uint64_t>(tile_keys(o.from, o.to)), steps);
-                    }
+        for (std::uint64_t begin, end; queue.take(begin, end);) {
+            for (std::uint64_t item = begin; item < end; ++item) {
+                const auto [t, s, g0, g1, from, to, base] = range_of(item);
+                if (g0 >= g1) continue;
+                const std::uint64_t q_first = (t * a.n_head + g0 * group) * HeadDim;
+                if (!staged) {
+                    q_item = static_cast<const float*>(a.q) + q_first;
+                } else if (staged_for != t * a.n_head_kv + g0) {
+                    q_item = iq.stage(a, q_first, (g1 - g0) * group * HeadDim, rounded);
+                    staged_for = t * a.n_head_kv + g0;
                 }
-                for (std::uint64_t g = g0; g < g1; ++g) {
-                    if (grouped) {
-                        head_state states[group_steps_max_heads];
-                        for (std::uint64_t i = 0; i < group; ++i) states[i] = head_state{partial(t, g * group + i, s)};
-                        group_steps<Kv, HeadDim>(q_item + (g - g0) * group * HeadDim,
-                                                 rounded ? rows.at_head((g - g0) * group, HeadDim) : rounded_rows{},
-                                                 slice_at(kc, row, g), slice_at(vc, row, g), row_bytes, n, a.scale,
-                                                 states, group, next_tile);
-                        continue;
-                    }
-                    for (int j = 0; j < n; ++j) {
-                        next_tile.step();
-                        to_f32<Kv>(kc + (row + j) * row_bytes, g * HeadDim, kf[j], HeadDim);
-                        to_f32<Kv>(vc + (row + j) * row_bytes, g * HeadDim, vf[j], HeadDim);
-                    }
-                    for (std::uint64_t h = g * group; h < (g + 1) * group; ++h) {
-                        const float* qh = q_item + (h - g0 * group) * HeadDim;
-                        if (rounded) {
-                            const std::uint64_t first = (h - g0 * group) * HeadDim;
-                            for (int d = 0; d < HeadDim; ++d)
-                                qf[d] = rq.d[(first + d) / 32] * static_cast<float>(rq.qs[first + d]);
-                            qh = qf;
+                const rounded_queries& rq = iq.rounded;
+                const rounded_rows rows{rq.qs, rq.d, rq.sum};
+                for (std::uint64_t h = g0 * group; h < g1 * group; ++h)
+                    clear_state<HeadDim>(head_state{partial(t, h, s)});
+                // The bytes of heads [g0, g1) in one row (whole rows when the item has every head).
+                const std::uint64_t span = slice_offset(g1) - slice_offset(g0);
+                int n = 0;
+                for (std::uint64_t p0 = from; p0 < to; p0 += static_cast<std::uint64_t>(n)) {
+                    n = tile_keys(p0, to);
+                    const std::uint64_t row = base + p0 % a.context, after = p0 + static_cast<std::uint64_t>(n);
+                    const std::uint64_t steps =
+                        (g1 - g0) * (grouped ? group_steps_prefetch_steps(group, n) : static_cast<std::uint64_t>(n));
+                    // The next tile of this item or, during the last one, the first tile of the next item.
+                    tile_prefetcher next_tile;
+                    if (after < to) {
+                        const std::uint64_t next = base + after % a.context;
+                        next_tile = tile_prefetcher(slice_at(kc, next, g0), slice_at(vc, next, g0), row_bytes, span,
+                                                    static_cast<std::uint64_t>(tile_keys(after, to)), steps);
+                    } else if (item + 1 < end) {
+                        const item_range o = range_of(item + 1);
+                        if (o.g0 < o.g1 && o.from < o.to) {
+                            const std::uint64_t next = o.base + o.from % a.context;
+                            next_tile = tile_prefetcher(slice_at(kc, next, o.g0), slice_at(vc, next, o.g0), row_bytes,
+                                                        slice_offset(o.g1) - slice_offset(o.g0),
+                                                        static_cast<std::uint64_t>(tile_keys(o.from, o.to)), steps);
                         }
-                        tile_step<HeadDim>(qh, kf, vf, n, a.scale, head_state{partial(t, h, s)}, a.softcap);
                     }
+                    for (std::uint64_t g = g0; g < g1; ++g) {
+                        if (grouped) {
+                            head_state states[group_steps_max_heads];
+                            for (std::uint64_t i = 0; i < group; ++i)
+                                states[i] = head_state{partial(t, g * group + i, s)};
+                            group_steps<Kv, HeadDim>(q_item + (g - g0) * group * HeadDim,
+                                                     rounded ? rows.at_head((g - g0) * group, HeadDim) : rounded_rows{},
+                                                     slice_at(kc, row, g), slice_at(vc, row, g), row_bytes, n, a.scale,
+                                                     states, group, next_tile);
+                            continue;
+                        }
+                        for (int j = 0; j < n; ++j) {
+                            next_tile.step();
+                            to_f32<Kv>(kc + (row + j) * row_bytes, g * HeadDim, kf[j], HeadDim);
+                            to_f32<Kv>(vc + (row + j) * row_bytes, g * HeadDim, vf[j], HeadDim);
+                        }
+                        for (std::uint64_t h = g * group; h < (g + 1) * group; ++h) {
+                            const float* qh = q_item + (h - g0 * group) * HeadDim;
+                            if (rounded) {
+                                const std::uint64_t first = (h - g0 * group) * HeadDim;
+                                for (int d = 0; d < HeadDim; ++d)
+                                    qf[d] = rq.d[(first + d) / 32] * static_cast<float>(rq.qs[first + d]);
+                                qh = qf;
+                            }
+                            tile_step<HeadDim>(qh, kf, vf, n, a.scale, head_state{partial(t, h, s)}, a.softcap);
+                        }
+                    }
+                    next_tile.finish();
                 }
-                next_tile.finish();
             }
         }
     });

@@ -67,6 +67,43 @@ public:
         }
     }
 
+    // Chunks of [0, n), at most `grain` indices each, taken in increasing order by whichever
+    // thread asks first.
+    class work_queue {
+    public:
+        bool take(std::uint64_t& begin, std::uint64_t& end) {
+            begin = next_->fetch_add(grain_, std::memory_order_relaxed);
+            if (begin >= n_) return false;
+            end = std::min(n_, begin + grain_);
+            return true;
+        }
+
+    private:
+        friend class thread_pool;
+        work_queue(std::atomic<std::uint64_t>* next, std::uint64_t n, std::uint64_t grain)
+            : next_(next), n_(n), grain_(std::max<std::uint64_t>(grain, 1)) {}
+        std::atomic<std::uint64_t>* next_;
+        std::uint64_t n_, grain_;
+    };
+
+    // Every thread calls fn(queue) once and takes chunks from it until none is left. Equal static
+    // shares make every thread wait for the slowest: a 512-token prefill on two cores of the AMD
+    // EPYC (Zen 3) spent 20% of its matrix products' time with one thread done and the other still
+    // working, in either direction from call to call (another process, the core's memory traffic),
+    // and its causal attention gave the thread with the later half of the tokens three times the
+    // keys. Here the faster thread takes more chunks. Which thread takes which chunk changes from
+    // run to run, so what fn computes for a chunk must not depend on the thread or on the chunks
+    // that thread took before (a thread may keep what it computed for an earlier chunk when it is
+    // the same for every thread, as the rounded activations of a token pass).
+    template <class Fn>
+    void parallel_queue(std::uint64_t n, std::uint64_t grain, Fn&& fn) {
+        queued_.store(0, std::memory_order_relaxed);  // parallel_for's release publishes it
+        parallel_for(n_, [&](std::uint64_t, std::uint64_t) {
+            work_queue q(&queued_, n, grain);
+            fn(q);
+        });
+    }
+
 private:
     static constexpr int spin_limit = 1 << 16;
     // A waiting worker first spins on the processor's pause hint, then yields its core: between
@@ -123,6 +160,7 @@ private:
     std::uint64_t total_ = 0;
     std::atomic<unsigned> pending_{0};
     std::atomic<std::uint64_t> generation_{0};
+    alignas(64) std::atomic<std::uint64_t> queued_{0};  // parallel_queue's next chunk; a line of its own
     bool stop_ = false;
 };
 
