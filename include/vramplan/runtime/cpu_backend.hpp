@@ -3,6 +3,7 @@
 // streams layers runs, and is tested, exactly as on a GPU.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -96,29 +97,47 @@ public:
             kernels::cpu::dequantize_row(f, table + static_cast<std::uint64_t>(tokens[t]) * row_bytes, out + t * n, n);
         if (scale != 0.0f) kernels::cpu::scale(out, rows * n, scale);
     }
-    void softcap(float* x, std::uint64_t n, float cap) { kernels::cpu::softcap(x, n, cap); }
+    void softcap(float* x, std::uint64_t n, float cap) {
+        over_values(n, transcendental,
+                    [&](std::uint64_t b, std::uint64_t e) { kernels::cpu::softcap(x + b, e - b, cap); });
+    }
     void rms_norm(const float* x, const float* w, float* y, std::uint64_t rows, std::uint64_t n, float eps) {
-        kernels::cpu::rms_norm(x, w, y, rows, n, eps);
+        over_rows(rows, n, [&](std::uint64_t b, std::uint64_t e) {
+            kernels::cpu::rms_norm(x + b * n, w, y + b * n, e - b, n, eps);
+        });
     }
     void matmul(const matmul_kernel& k, const std::byte* w, const float* x, float* y, std::uint64_t n,
                 std::uint64_t k_in, std::uint64_t rows) {
         k.fn(kernels::cpu::weight_view{k.fmt, w, n, k_in, k.panels}, x, y, rows, pool_);
     }
     void add_bias(float* y, const float* bias, std::uint64_t n, std::uint64_t rows) {
-        for (std::uint64_t t = 0; t < rows; ++t) kernels::cpu::add(y + t * n, bias, n);
+        over_rows(rows, n, [&](std::uint64_t b, std::uint64_t e) {
+            for (std::uint64_t t = b; t < e; ++t) kernels::cpu::add(y + t * n, bias, n);
+        });
     }
     void rope(float* x, std::uint64_t rows, std::uint64_t heads, std::uint64_t head_dim, const std::int32_t* positions,
               const kernels::rope_config& r) {
-        kernels::cpu::rope(x, rows, heads, static_cast<int>(head_dim), positions, r);
+        const std::uint64_t width = heads * head_dim;
+        over_rows(rows, width * transcendental / 2, [&](std::uint64_t b, std::uint64_t e) {
+            kernels::cpu::rope(x + b * width, e - b, heads, static_cast<int>(head_dim), positions + b, r);
+        });
     }
     void kv_append(kv_append_kernel k, const float* keys, const float* values, const std::int32_t* positions,
                    std::uint64_t rows, std::uint64_t width, std::uint64_t cache_rows, void* k_cache, void* v_cache) {
         k(keys, values, positions, nullptr, rows, width, cache_rows, k_cache, v_cache);
     }
     void attention(attention_kernel k, const kernels::attention_args& a) { k(a, pool_); }
-    void add(float* x, const float* y, std::uint64_t n) { kernels::cpu::add(x, y, n); }
-    void swiglu(float* gate, const float* up, std::uint64_t n) { kernels::cpu::swiglu(gate, up, n); }
-    void geglu(float* gate, const float* up, std::uint64_t n) { kernels::cpu::geglu(gate, up, n); }
+    void add(float* x, const float* y, std::uint64_t n) {
+        over_values(n, 1, [&](std::uint64_t b, std::uint64_t e) { kernels::cpu::add(x + b, y + b, e - b); });
+    }
+    void swiglu(float* gate, const float* up, std::uint64_t n) {
+        over_values(n, transcendental,
+                    [&](std::uint64_t b, std::uint64_t e) { kernels::cpu::swiglu(gate + b, up + b, e - b); });
+    }
+    void geglu(float* gate, const float* up, std::uint64_t n) {
+        over_values(n, transcendental,
+                    [&](std::uint64_t b, std::uint64_t e) { kernels::cpu::geglu(gate + b, up + b, e - b); });
+    }
     void split(float* out, const float* in, std::uint64_t rows, std::uint64_t in_cols, std::uint64_t first,
                std::uint64_t n) {
         for (std::uint64_t t = 0; t < rows; ++t) std::memcpy(out + t * n, in + t * in_cols + first, n * sizeof(float));
@@ -143,6 +162,28 @@ public:
     const float* logits(const float* src, std::uint64_t) { return src; }  // already host memory
 
 private:
+    // The small ops go to the pool once they are large enough for a fork and join (about a
+    // microsecond on two cores, BM_parallel_for_round_trip) to be small beside them: `cost` counts
+    // additions and products, an exponential or a sine `transcendental` of them. Each row and each
+    // value is computed as it would be alone, so the results do not depend on the threads. The
+    // caller used to run them alone while the other threads waited: with the rest of what happens
+    // between the pool's calls, 7-9% of a 512-token prefill on two cores of the AMD EPYC (Zen 3).
+    static constexpr std::uint64_t parallel_cost = 1 << 14, transcendental = 16;
+    template <class Fn>
+    void over_rows(std::uint64_t rows, std::uint64_t row_cost, Fn&& fn) {
+        if (rows < 2 || rows * row_cost < parallel_cost)
+            fn(std::uint64_t{0}, rows);
+        else
+            pool_.parallel_for(rows, fn);
+    }
+    // Values in pieces of 1024 (4 KiB).
+    template <class Fn>
+    void over_values(std::uint64_t n, std::uint64_t value_cost, Fn&& fn) {
+        constexpr std::uint64_t piece = 1024;
+        over_rows((n + piece - 1) / piece, piece * value_cost,
+                  [&](std::uint64_t b, std::uint64_t e) { fn(b * piece, std::min(n, e * piece)); });
+    }
+
     std::uint64_t budget_;
     kernels::cpu::thread_pool pool_;
 };
