@@ -471,6 +471,16 @@ TEST_CASE("matrix products against a double reference") {
                             }
                             REQUIRE(std::fabs(y[t * rows + r] - ref) <= tolerance(cols, mag));
                         }
+                    // Threads take the product's units from a queue: one and three give the same bits.
+                    for (unsigned threads : {1u, 3u}) {
+                        cpu::thread_pool other(threads);
+                        std::vector<float> again(tokens * rows);
+                        cpu::find_matmul(fmt)(
+                            cpu::weight_view{fmt, layouts[held].data(), static_cast<std::uint64_t>(rows),
+                                             static_cast<std::uint64_t>(cols), held == 1},
+                            x.data(), again.data(), tokens, other);
+                        CHECK(again == y);
+                    }
                 }
             }
     }

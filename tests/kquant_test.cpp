@@ -462,47 +462,50 @@ TEST_CASE(
 }
 
 namespace {
-// Rows of forty blocks (two slices of the prefill product: thirty-two, then eight) and 70 tokens
-// (passes of sixteen, the last of six), held as panels and as stored (36 rows: two panels and
-// four rows packed on the way), on pools of one, two and three threads taking the product's units
-// from its queue: against a double reference, and bit for bit the same whatever the pool.
+// Rows of forty blocks (two slices of the prefill product: thirty-two, then eight), held as panels
+// and as stored (36 rows: two panels and four rows packed on the way), for 70 tokens (passes of
+// sixteen, the last of six) and for 5 (rows as stored: the row product, kquant_matmul), on pools
+// of one, two and three threads taking the product's units from its queue: against a double
+// reference, and bit for bit the same whatever the pool.
 template <kernel_format F, class Block, int N>
 void check_wide_rows(const packed<Block, N>& p) {
     CAPTURE(kernel_format_name(F));
-    constexpr int rows = 2 * cpu::panel_rows + 4, per_row = 40, cols = N * per_row, tokens = 70;
+    constexpr int rows = 2 * cpu::panel_rows + 4, per_row = 40, cols = N * per_row, most = 70;
     static_assert(per_row > cpu::detail::k_panels<Block>::pack_blocks, "two slices");
     const auto varied = varied_rows<F>(p, rows, per_row);
-    const auto x = test_data::random_values(tokens * cols, 12);
+    const auto x = test_data::random_values(most * cols, 12);
     const auto xr = rounded_q8_k(x);
     std::vector<Block> held(varied.first);
     std::vector<std::uint8_t> scratch;
     runtime::convert_to_panels(format{kernel_format_ids[static_cast<std::size_t>(F)]},
                                reinterpret_cast<std::byte*>(held.data()), rows, cols, scratch);
-    for (bool as_panels : {true, false}) {
-        CAPTURE(as_panels);
-        const cpu::weight_view w{F, as_panels ? held.data() : varied.first.data(), rows, cols, as_panels};
-        std::vector<float> one_thread;
-        for (unsigned threads : {1u, 2u, 3u}) {
-            CAPTURE(threads);
-            cpu::thread_pool pool(threads);
-            std::vector<float> y(tokens * rows);
-            cpu::find_matmul(F)(w, x.data(), y.data(), tokens, pool);
-            if (threads == 1) {
-                for (int t = 0; t < tokens; ++t)
-                    for (int r = 0; r < rows; ++r) {
-                        const auto [ref, mag] = row_times_token(varied.second, xr, cols, r, t);
-                        CHECK(std::fabs(y[t * rows + r] - ref) <= tight(mag));
-                    }
-                one_thread = y;
-            } else {
-                CHECK(y == one_thread);
+    for (bool as_panels : {true, false})
+        for (int tokens : {most, 5}) {
+            CAPTURE(as_panels);
+            CAPTURE(tokens);
+            const cpu::weight_view w{F, as_panels ? held.data() : varied.first.data(), rows, cols, as_panels};
+            std::vector<float> one_thread;
+            for (unsigned threads : {1u, 2u, 3u}) {
+                CAPTURE(threads);
+                cpu::thread_pool pool(threads);
+                std::vector<float> y(tokens * rows);
+                cpu::find_matmul(F)(w, x.data(), y.data(), tokens, pool);
+                if (threads == 1) {
+                    for (int t = 0; t < tokens; ++t)
+                        for (int r = 0; r < rows; ++r) {
+                            const auto [ref, mag] = row_times_token(varied.second, xr, cols, r, t);
+                            CHECK(std::fabs(y[t * rows + r] - ref) <= tight(mag));
+                        }
+                    one_thread = y;
+                } else {
+                    CHECK(y == one_thread);
+                }
             }
         }
-    }
 }
 }  // namespace
 
-TEST_CASE("K-quant products over two slices of columns and five passes of tokens, on one to three threads") {
+TEST_CASE("K-quant products over two slices of columns, of five tokens and of five passes, on one to three threads") {
     check_wide_rows<kernel_format::q2_k>(q2_k_block());
     check_wide_rows<kernel_format::q4_k>(q4_k_block());
     check_wide_rows<kernel_format::q6_k>(q6_k_block());

@@ -52,6 +52,18 @@ std::vector<float> run_model(const std::string& path, std::uint64_t device_budge
     return all;
 }
 
+// A device budget that keeps one layer resident and streams the others through staging.
+std::uint64_t one_layer_resident(const std::string& path) {
+    const auto file = io::gguf_file::open(path);
+    const plan full =
+        plan_inference(io::describe(file, "budget"), target_desc{"cpu", 1ull << 30, 0}, {.context = 32, .ubatch = 4});
+    std::uint64_t budget = 0;
+    needed_by_gpu_layers(full, [&](std::uint64_t g, std::uint64_t need) {
+        if (g == 1) budget = need;
+    });
+    return budget;
+}
+
 }  // namespace
 
 TEST_CASE("two forward passes on two threads equal the serial runs bit for bit") {
@@ -65,16 +77,7 @@ TEST_CASE("two forward passes on two threads equal the serial runs bit for bit")
     test_model::write(a_path, q8, 31);
     test_model::write(b_path, q4, 32);
     // One resident, one streaming all but one layer through staging: the streamer runs concurrently too.
-    const std::uint64_t resident = 1ull << 30;
-    std::uint64_t streaming = 0;
-    {
-        const auto file = io::gguf_file::open(b_path);
-        const plan full =
-            plan_inference(io::describe(file, "b"), target_desc{"cpu", resident, 0}, {.context = 32, .ubatch = 4});
-        needed_by_gpu_layers(full, [&](std::uint64_t g, std::uint64_t need) {
-            if (g == 1) streaming = need;
-        });
-    }
+    const std::uint64_t resident = 1ull << 30, streaming = one_layer_resident(b_path);
     const auto serial_a = run_model(a_path, resident, 2);
     const auto serial_b = run_model(b_path, streaming, 2);
     std::vector<float> parallel_a, parallel_b;
@@ -90,7 +93,8 @@ TEST_CASE("two forward passes on two threads equal the serial runs bit for bit")
 }
 
 // The matrix products and attention hand their work out from the pool's queue, so which thread
-// computes what changes from run to run and with the pool's size; no value may change with it.
+// computes what changes from run to run and with the pool's size; no value may change with it,
+// with the layers resident or streamed through staging.
 TEST_CASE("a forward pass gives the same logits bit for bit on pools of one, two and three threads") {
     test_model::spec q8;
     q8.weights = format{format_id::q8_0};
@@ -102,9 +106,12 @@ TEST_CASE("a forward pass gives the same logits bit for bit on pools of one, two
     for (const auto& [spec, seed] : {std::pair{q8, 33}, std::pair{k_mix, 34}}) {
         const std::string path = test_temp_path("vramplan_thread_pools.gguf");
         test_model::write(path, spec, seed);
-        const auto one = run_model(path, 1ull << 30, 1);
-        CHECK(run_model(path, 1ull << 30, 2) == one);
-        CHECK(run_model(path, 1ull << 30, 3) == one);
+        for (const std::uint64_t budget : {std::uint64_t{1} << 30, one_layer_resident(path)}) {
+            CAPTURE(budget);
+            const auto one = run_model(path, budget, 1);
+            CHECK(run_model(path, budget, 2) == one);
+            CHECK(run_model(path, budget, 3) == one);
+        }
         std::filesystem::remove(path);
     }
 }

@@ -7,12 +7,14 @@
 // are chosen at run time.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "vramplan/config.hpp"
 #include "vramplan/kernels/block_math.hpp"
 #include "vramplan/kernels/cpu/dot.hpp"
+#include "vramplan/kernels/cpu/product_units.hpp"
 #include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 #include "vramplan/kernels/cpu/token_rows.hpp"
@@ -176,23 +178,32 @@ inline float dot_q8_k(const void* row, const blocks::q8_k* y, std::uint64_t nblo
 
 // Rows of a K-quant matrix times activations rounded to Q8_K, each thread rounding up to 512
 // blocks of x on its stack (no allocation): a slice of the columns for as many tokens as fit, so
-// each weight row is read once per pass whatever the number of tokens.
+// each weight row is read once per pass whatever the number of tokens. Threads take units of a
+// pass times a chunk of rows from the pool's queue (product_units.hpp).
 template <kernel_format F>
 void kquant_matmul(const void* data, std::uint64_t rows, std::uint64_t cols, const token_rows& io, thread_pool& pool) {
     const std::uint64_t tokens = io.count;
     constexpr std::uint64_t stack_blocks = 512;
     const std::uint64_t nblocks = cols / blocks::qk_k, row_bytes = kernel_row_bytes(F, cols);
-    const std::uint64_t slice = nblocks < stack_blocks ? nblocks : stack_blocks;
-    const std::uint64_t tokens_per_pass = slice ? (stack_blocks / slice > 0 ? stack_blocks / slice : 1) : 1;
-    pool.parallel_for(rows, [&](std::uint64_t begin, std::uint64_t end) {
+    const std::uint64_t slice = std::clamp<std::uint64_t>(nblocks, 1, stack_blocks);
+    const std::uint64_t slices = (nblocks + slice - 1) / slice;
+    const std::uint64_t tokens_per_pass = std::max<std::uint64_t>(1, stack_blocks / slice);
+    // With several slices a unit rounds its activations again, a block of x costing about eight
+    // rows' products of it, so chunks hold 256 rows or more.
+    const product_units units(tokens, tokens_per_pass, rows, slices > 1 ? 256 : 1, pool.size());
+    pool.parallel_queue(units.count(), 1, [&](thread_pool::work_queue& queue) {
         blocks::q8_k xq[stack_blocks];
-        for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
-            const std::uint64_t nb = nblocks - b0 < slice ? nblocks - b0 : slice;
-            for (std::uint64_t t0 = 0; t0 < tokens; t0 += tokens_per_pass) {
-                const std::uint64_t nt = tokens - t0 < tokens_per_pass ? tokens - t0 : tokens_per_pass;
-                for (std::uint64_t t = 0; t < nt; ++t)
-                    for (std::uint64_t b = 0; b < nb; ++b)
-                        quantize_block_q8_k(io.x_row(t0 + t, cols) + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
+        std::uint64_t rounded_for = ~std::uint64_t{0};  // the pass and slice xq holds, as pass * slices + slice
+        for (std::uint64_t unit, after; queue.take(unit, after);) {
+            const auto [pass, t0, nt, begin, end] = units[unit];
+            for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
+                const std::uint64_t nb = std::min(slice, nblocks - b0);
+                if (const std::uint64_t key = pass * slices + b0 / slice; key != rounded_for) {
+                    for (std::uint64_t t = 0; t < nt; ++t)
+                        for (std::uint64_t b = 0; b < nb; ++b)
+                            quantize_block_q8_k(io.x_row(t0 + t, cols) + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
+                    rounded_for = key;
+                }
                 for (std::uint64_t r = begin; r < end; ++r) {
                     const auto* row = static_cast<const std::uint8_t*>(data) + r * row_bytes +
                                       b0 * static_cast<std::uint64_t>(block_bytes(F));

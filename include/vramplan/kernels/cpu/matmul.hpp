@@ -16,6 +16,7 @@
 #include "vramplan/kernels/cpu/int8_panel.hpp"
 #include "vramplan/kernels/cpu/kquant_dot.hpp"
 #include "vramplan/kernels/cpu/kquant_panel.hpp"
+#include "vramplan/kernels/cpu/product_units.hpp"
 #include "vramplan/kernels/cpu/quantize.hpp"
 #include "vramplan/kernels/cpu/thread_pool.hpp"
 #include "vramplan/kernels/cpu/token_rows.hpp"
@@ -52,16 +53,25 @@ void int8_matmul(const weight_view& w, const token_rows& io, thread_pool& pool) 
     const std::uint64_t slice = std::min(nblocks, stack_blocks);  // columns (in blocks) per pass
     const std::uint64_t stride = slice + slice % 2;               // blocks per token in the buffer
     const std::uint64_t tokens_per_pass = std::max<std::uint64_t>(1, stack_blocks / std::max<std::uint64_t>(stride, 1));
+    const std::uint64_t slices = (nblocks + slice - 1) / std::max<std::uint64_t>(slice, 1);
     const int8_rows_fn<Block, group> rows_fn = find_int8_rows<Block, group>();
-    pool.parallel_for((w.rows + group - 1) / group, [&](std::uint64_t begin, std::uint64_t end) {
+    // Units from the pool's queue (product_units.hpp); with several slices a unit rounds its
+    // activations again, a block of x costing about a group's product of it, so chunks hold 32
+    // groups or more.
+    const product_units units(tokens, tokens_per_pass, (w.rows + group - 1) / group, slices > 1 ? 32 : 1, pool.size());
+    pool.parallel_queue(units.count(), 1, [&](thread_pool::work_queue& queue) {
         rounded_blocks<stack_blocks> xq;
-        for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
-            const std::uint64_t nb = std::min(slice, nblocks - b0);
-            for (std::uint64_t t0 = 0; t0 < tokens; t0 += tokens_per_pass) {
-                const std::uint64_t nt = std::min(tokens_per_pass, tokens - t0);
-                for (std::uint64_t t = 0; t < nt; ++t) {
-                    xq.round(io.x_row(t0 + t, w.cols) + b0 * blocks::qk, t * stride, nb);
-                    if (nb % 2) xq.clear(t * stride + nb);
+        std::uint64_t rounded_for = ~std::uint64_t{0};  // the pass and slice xq holds, as pass * slices + slice
+        for (std::uint64_t unit, after; queue.take(unit, after);) {
+            const auto [pass, t0, nt, begin, end] = units[unit];
+            for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
+                const std::uint64_t nb = std::min(slice, nblocks - b0);
+                if (const std::uint64_t key = pass * slices + b0 / slice; key != rounded_for) {
+                    for (std::uint64_t t = 0; t < nt; ++t) {
+                        xq.round(io.x_row(t0 + t, w.cols) + b0 * blocks::qk, t * stride, nb);
+                        if (nb % 2) xq.clear(t * stride + nb);
+                    }
+                    rounded_for = key;
                 }
                 for (std::uint64_t g = begin; g < end; ++g) {
                     // The last group repeats its last row where the matrix runs out.
@@ -145,12 +155,7 @@ struct k_panels {
 // Weights as panels of sixteen rows against tiles of up to four tokens (int8_panel.hpp,
 // kquant_panel.hpp). A panel the view does not hold as one (rows as stored, and the last rows when
 // they are fewer than sixteen) is packed on the thread's stack, a slice of columns at a time.
-// The work is cut into units, a pass of tokens times a chunk of panels, that threads take from a
-// queue (thread_pool::parallel_queue says why). A unit writes only its own outputs, all of its
-// slices in order, so who takes it changes nothing in the result. A thread rounds a pass's
-// activations when it first needs them and keeps them while its next units are of the same pass,
-// which is all of them when the columns fit one slice: each pass is then rounded once a thread, as
-// with one static share each.
+// Threads take units of a pass times a chunk of panels from the pool's queue (product_units.hpp).
 template <class Block, class Family>
 void panel_matmul(const weight_view& w, const token_rows& io, thread_pool& pool) {
     const std::uint64_t tokens = io.count;
@@ -161,28 +166,23 @@ void panel_matmul(const weight_view& w, const token_rows& io, thread_pool& pool)
     const std::uint64_t panels = (w.rows + panel_rows - 1) / panel_rows;
     // Held panels and few tokens: whole rows per pass.
     const std::uint64_t slice = std::min(nblocks, held == panels && tokens <= panel_tokens ? x_blocks : pack_blocks);
-    const std::uint64_t slices = (nblocks + slice - 1) / slice;
+    const std::uint64_t slices = (nblocks + slice - 1) / std::max<std::uint64_t>(slice, 1);
     const std::uint64_t per_pass = std::max<std::uint64_t>(1, x_blocks / std::max<std::uint64_t>(slice, 1));
-    const std::uint64_t passes = (tokens + per_pass - 1) / per_pass;
-    // About eight chunks a thread for each pass. With several slices a unit rounds its pass again
-    // for each (the activations of one slice fill the thread's buffer), so chunks stay large enough
-    // that the rounding, about half a panel's work per block, stays near 2% of the unit.
-    // A chunk of held panels in decode also has a panel for each stream.
-    const std::uint64_t eighth = (panels + 8 * pool.size() - 1) / (8 * pool.size());
+    // With several slices a unit rounds its activations again, a block of x costing about half a
+    // panel's product of it, so chunks hold 32 panels or more; a chunk of held panels in decode
+    // has a panel for each stream.
     const std::uint64_t least = slices > 1 ? 32 : Family::decode_streams ? panel_streams : 1;
-    const std::uint64_t grain = std::max(eighth, least);
-    const std::uint64_t chunks = (panels + grain - 1) / grain;
+    const product_units units(tokens, per_pass, panels, least, pool.size());
     const auto k = Family::kernels();
-    pool.parallel_queue(passes * chunks, 1, [&](thread_pool::work_queue& queue) {
+    pool.parallel_queue(units.count(), 1, [&](thread_pool::work_queue& queue) {
         typename Family::activations xq;
         panel packed[pack_blocks];
         std::uint64_t rounded_for = ~std::uint64_t{0};  // the pass and slice xq holds, as pass * slices + slice
         for (std::uint64_t unit, after; queue.take(unit, after);) {
-            const std::uint64_t t0 = unit / chunks * per_pass, nt = std::min(per_pass, tokens - t0);
-            const std::uint64_t begin = unit % chunks * grain, end = std::min(panels, begin + grain);
+            const auto [pass, t0, nt, begin, end] = units[unit];
             for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
                 const std::uint64_t nb = std::min(slice, nblocks - b0);
-                if (const std::uint64_t key = unit / chunks * slices + b0 / slice; key != rounded_for) {
+                if (const std::uint64_t key = pass * slices + b0 / slice; key != rounded_for) {
                     for (std::uint64_t t = 0; t < nt; ++t)
                         xq.round(io.x_row(t0 + t, w.cols) + b0 * Family::elements, t * slice, nb);
                     rounded_for = key;
