@@ -193,28 +193,24 @@ void kquant_matmul(const void* data, std::uint64_t rows, std::uint64_t cols, con
     const product_units units(tokens, tokens_per_pass, rows, slices > 1 ? 256 : 1, pool.size());
     pool.parallel_queue(units.count(), 1, [&](thread_pool::work_queue& queue) {
         blocks::q8_k xq[stack_blocks];
-        std::uint64_t rounded_for = ~std::uint64_t{0};  // the pass and slice xq holds, as pass * slices + slice
-        for (std::uint64_t unit, after; queue.take(unit, after);) {
-            const auto [pass, t0, nt, begin, end] = units[unit];
-            for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
-                const std::uint64_t nb = std::min(slice, nblocks - b0);
-                if (const std::uint64_t key = pass * slices + b0 / slice; key != rounded_for) {
-                    for (std::uint64_t t = 0; t < nt; ++t)
-                        for (std::uint64_t b = 0; b < nb; ++b)
-                            quantize_block_q8_k(io.x_row(t0 + t, cols) + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
-                    rounded_for = key;
-                }
-                for (std::uint64_t r = begin; r < end; ++r) {
+        take_units(
+            units, queue, nblocks, slice,
+            [&](const product_units::unit& u, std::uint64_t b0, std::uint64_t nb) {
+                for (std::uint64_t t = 0; t < u.nt; ++t)
+                    for (std::uint64_t b = 0; b < nb; ++b)
+                        quantize_block_q8_k(io.x_row(u.t0 + t, cols) + (b0 + b) * blocks::qk_k, xq[t * nb + b]);
+            },
+            [&](const product_units::unit& u, std::uint64_t b0, std::uint64_t nb) {
+                for (std::uint64_t r = u.begin; r < u.end; ++r) {
                     const auto* row = static_cast<const std::uint8_t*>(data) + r * row_bytes +
                                       b0 * static_cast<std::uint64_t>(block_bytes(F));
-                    for (std::uint64_t t = 0; t < nt; ++t) {
+                    for (std::uint64_t t = 0; t < u.nt; ++t) {
                         const float part = dot_q8_k<F>(row, xq + t * nb, nb);
-                        float& out = io.y_row(t0 + t, rows)[r];
+                        float& out = io.y_row(u.t0 + t, rows)[r];
                         out = b0 == 0 ? part : out + part;
                     }
                 }
-            }
-        }
+            });
     });
 }
 

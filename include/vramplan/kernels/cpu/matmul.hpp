@@ -61,18 +61,15 @@ void int8_matmul(const weight_view& w, const token_rows& io, thread_pool& pool) 
     const product_units units(tokens, tokens_per_pass, (w.rows + group - 1) / group, slices > 1 ? 32 : 1, pool.size());
     pool.parallel_queue(units.count(), 1, [&](thread_pool::work_queue& queue) {
         rounded_blocks<stack_blocks> xq;
-        std::uint64_t rounded_for = ~std::uint64_t{0};  // the pass and slice xq holds, as pass * slices + slice
-        for (std::uint64_t unit, after; queue.take(unit, after);) {
-            const auto [pass, t0, nt, begin, end] = units[unit];
-            for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
-                const std::uint64_t nb = std::min(slice, nblocks - b0);
-                if (const std::uint64_t key = pass * slices + b0 / slice; key != rounded_for) {
-                    for (std::uint64_t t = 0; t < nt; ++t) {
-                        xq.round(io.x_row(t0 + t, w.cols) + b0 * blocks::qk, t * stride, nb);
-                        if (nb % 2) xq.clear(t * stride + nb);
-                    }
-                    rounded_for = key;
-                }
+        const auto round = [&](const product_units::unit& u, std::uint64_t b0, std::uint64_t nb) {
+            for (std::uint64_t t = 0; t < u.nt; ++t) {
+                xq.round(io.x_row(u.t0 + t, w.cols) + b0 * blocks::qk, t * stride, nb);
+                if (nb % 2) xq.clear(t * stride + nb);
+            }
+        };
+        take_units(
+            units, queue, nblocks, slice, round, [&](const product_units::unit& u, std::uint64_t b0, std::uint64_t nb) {
+                const auto [pass, t0, nt, begin, end] = u;
                 for (std::uint64_t g = begin; g < end; ++g) {
                     // The last group repeats its last row where the matrix runs out.
                     const Block* rows[group];
@@ -98,8 +95,7 @@ void int8_matmul(const weight_view& w, const token_rows& io, thread_pool& pool) 
                             out[group * g + i] = b0 == 0 ? part[i] : out[group * g + i] + part[i];
                     }
                 }
-            }
-        }
+            });
     });
 }
 }  // namespace detail
@@ -177,16 +173,13 @@ void panel_matmul(const weight_view& w, const token_rows& io, thread_pool& pool)
     pool.parallel_queue(units.count(), 1, [&](thread_pool::work_queue& queue) {
         typename Family::activations xq;
         panel packed[pack_blocks];
-        std::uint64_t rounded_for = ~std::uint64_t{0};  // the pass and slice xq holds, as pass * slices + slice
-        for (std::uint64_t unit, after; queue.take(unit, after);) {
-            const auto [pass, t0, nt, begin, end] = units[unit];
-            for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
-                const std::uint64_t nb = std::min(slice, nblocks - b0);
-                if (const std::uint64_t key = pass * slices + b0 / slice; key != rounded_for) {
-                    for (std::uint64_t t = 0; t < nt; ++t)
-                        xq.round(io.x_row(t0 + t, w.cols) + b0 * Family::elements, t * slice, nb);
-                    rounded_for = key;
-                }
+        const auto round = [&](const product_units::unit& u, std::uint64_t b0, std::uint64_t nb) {
+            for (std::uint64_t t = 0; t < u.nt; ++t)
+                xq.round(io.x_row(u.t0 + t, w.cols) + b0 * Family::elements, t * slice, nb);
+        };
+        take_units(
+            units, queue, nblocks, slice, round, [&](const product_units::unit& u, std::uint64_t b0, std::uint64_t nb) {
+                const auto [pass, t0, nt, begin, end] = u;
                 // One token over held panels: panel_streams of them side by side, one from each
                 // quarter of the chunk's held panels (int8_panel.hpp says why), then the rest.
                 std::uint64_t first = begin;
@@ -228,8 +221,7 @@ void panel_matmul(const weight_view& w, const token_rows& io, thread_pool& pool)
                         }
                     }
                 }
-            }
-        }
+            });
     });
 }
 

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "vramplan/kernels/cpu/thread_pool.hpp"
+
 namespace vramplan::kernels::cpu {
 
 class product_units {
@@ -40,5 +42,27 @@ public:
 private:
     std::uint64_t tokens_, per_pass_, groups_, grain_, chunks_, passes_;
 };
+
+// One thread's part of a product: takes units from the queue until none is left and, for each,
+// every slice of nblocks columns in order (slices of `slice` blocks), calls round(unit, b0, nb)
+// unless the thread's activations are already those of the unit's pass and slice, then
+// work(unit, b0, nb).
+template <class Round, class Work>
+void take_units(const product_units& units, thread_pool::work_queue& queue, std::uint64_t nblocks, std::uint64_t slice,
+                Round&& round, Work&& work) {
+    const std::uint64_t slices = (nblocks + slice - 1) / std::max<std::uint64_t>(slice, 1);
+    std::uint64_t rounded_for = ~std::uint64_t{0};  // as pass * slices + slice
+    for (std::uint64_t i, after; queue.take(i, after);) {
+        const product_units::unit u = units[i];
+        for (std::uint64_t b0 = 0; b0 < nblocks; b0 += slice) {
+            const std::uint64_t nb = std::min(slice, nblocks - b0);
+            if (const std::uint64_t key = u.pass * slices + b0 / slice; key != rounded_for) {
+                round(u, b0, nb);
+                rounded_for = key;
+            }
+            work(u, b0, nb);
+        }
+    }
+}
 
 }  // namespace vramplan::kernels::cpu
