@@ -28,20 +28,27 @@ using namespace vramplan;
 
 namespace {
 
-// Plans, loads and runs one model: a prefill of `prompt`, then greedy decode steps; the logits
-// of every step, concatenated.
-std::vector<float> run_model(const std::string& path, std::uint64_t device_budget, unsigned threads) {
+// Plans, loads and runs one model: a prefill of `prompt` tokens in one pass (3 unless asked: 1, 7,
+// 3), then greedy decode steps; the logits of every step, concatenated.
+std::vector<float> run_model(const std::string& path, std::uint64_t device_budget, unsigned threads,
+                             std::int32_t prompt = 3) {
     const auto file = io::gguf_file::open(path);
     const model_desc m = io::describe(file, "thread test");
-    const plan p = plan_auto_offload(m, target_desc{"cpu", device_budget, 0}, {.context = 32, .ubatch = 4});
+    const std::uint64_t ubatch = prompt > 4 ? static_cast<std::uint64_t>(prompt) : 4;
+    const plan p =
+        plan_auto_offload(m, target_desc{"cpu", device_budget, 0}, {.context = ubatch + 28, .ubatch = ubatch});
     runtime::cpu_backend backend(device_budget, threads);
     runtime::arena<runtime::cpu_backend> a(p, backend);
     runtime::load_weights(file, a);
     runtime::forward_pass<runtime::cpu_backend> llm(a);
     std::vector<std::int32_t> tokens{1, 7, 3}, positions{0, 1, 2};
+    for (std::int32_t t = 3; t < prompt; ++t) {
+        tokens.push_back(1 + t * 5 % 60);
+        positions.push_back(t);
+    }
     std::vector<float> all;
     const float* logits = llm.forward(tokens, positions);
-    for (std::int32_t at = 3; at < 12; ++at) {
+    for (std::int32_t at = prompt; at < prompt + 9; ++at) {
         all.insert(all.end(), logits, logits + m.shape.n_vocab);
         std::int32_t next = 0;
         for (std::int32_t v = 1; v < static_cast<std::int32_t>(m.shape.n_vocab); ++v)
@@ -112,6 +119,11 @@ TEST_CASE("a forward pass gives the same logits bit for bit on pools of one, two
             CHECK(run_model(path, budget, 2) == one);
             CHECK(run_model(path, budget, 3) == one);
         }
+        // 64 tokens in one pass: the backend's norms, RoPE, adds and gated units large enough to
+        // go to the pool, each thread on its own rows.
+        const auto one = run_model(path, 1ull << 30, 1, 64);
+        CHECK(run_model(path, 1ull << 30, 2, 64) == one);
+        CHECK(run_model(path, 1ull << 30, 3, 64) == one);
         std::filesystem::remove(path);
     }
 }
