@@ -507,6 +507,7 @@ void check_wide_rows(const packed<Block, N>& p) {
 
 TEST_CASE("K-quant products over two slices of columns, of five tokens and of five passes, on one to three threads") {
     check_wide_rows<kernel_format::q2_k>(q2_k_block());
+    check_wide_rows<kernel_format::q3_k>(q3_k_block());
     check_wide_rows<kernel_format::q4_k>(q4_k_block());
     check_wide_rows<kernel_format::q6_k>(q6_k_block());
 }

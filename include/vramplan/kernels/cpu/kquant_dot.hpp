@@ -3,8 +3,9 @@
 // times activation values gets the sub-block's scale, and its minimum meets the activation block's
 // precomputed 16-value sums (bsums), so a block costs a few vector instructions instead of 256
 // conversions to float. The portable version is the same arithmetic through block_decode.hpp's
-// element functions; the AVX2 versions (Q4_K, Q5_K, Q6_K: the formats of Q4_K_M and Q5_K_M files)
-// are chosen at run time.
+// element functions; the AVX2 versions (Q2_K to Q6_K) are chosen at run time. Rows as stored are
+// what stacked experts and matrices of fewer than sixteen rows are read as; the CPU backend holds
+// other K-quant matrices as panels (kquant_panel.hpp).
 #pragma once
 
 #include <algorithm>
@@ -91,7 +92,7 @@ VRAMPLAN_TARGET_AVX2 inline float dot_q45_k_q8_k(const B* w, const blocks::q8_k*
         const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8));
         const __m256i min_dot =
             _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].bsums)));
-        const float dmin = to_float(w[b].dmin) * y[b].d;
+        const float dmin = scale(w[b].dmin) * y[b].d;
         minimums = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(min_dot), minimums);
         // Scales as 16-bit values in both 128-bit halves; shuffle k repeats scale k.
         const __m256i scales =
@@ -120,7 +121,7 @@ VRAMPLAN_TARGET_AVX2 inline float dot_q45_k_q8_k(const B* w, const blocks::q8_k*
             const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y_hi), s_hi);
             sums = _mm256_add_epi32(sums, _mm256_add_epi32(p_lo, p_hi));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(to_float(w[b].d) * y[b].d), _mm256_cvtepi32_ps(sums), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale(w[b].d) * y[b].d), _mm256_cvtepi32_ps(sums), acc);
     }
     return hsum(acc) - hsum(minimums);
 }
@@ -151,11 +152,80 @@ VRAMPLAN_TARGET_AVX2 inline float dot_q6_k_q8_k(const blocks::q6_k* w, const blo
                 sums = _mm256_add_epi32(sums, _mm256_madd_epi16(_mm256_maddubs_epi16(q, yv), scales));
             }
         }
-        const float d = to_float(w[b].d) * y[b].d;
+        const float d = scale(w[b].d) * y[b].d;
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sums), acc);
         offsets += d * static_cast<float>(32 * offset);
     }
     return hsum(acc) - offsets;
+}
+
+// Q3_K's sixteen signed scales from its 12 scale bytes, with 32-bit word operations: with words a,
+// b, c (bytes 0-3, 4-7, 8-11), sub-blocks 0-3 take their low four bits from a's low nibbles, 4-7
+// from b's, 8-11 and 12-15 from a's and b's high nibbles; their top two bits are bits 0-1, 2-3, 4-5
+// and 6-7 of c's bytes (block_decode.hpp's sub_affine, four at a time). Less 32: -32..31.
+inline __m128i q3_k_scales(const std::uint8_t* s) {
+    std::uint32_t a, b, c;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + 4, 4);
+    std::memcpy(&c, s + 8, 4);
+    const std::uint32_t low4 = 0x0f0f0f0f, top2 = 0x30303030;
+    const __m128i unsigned6 = _mm_setr_epi32(
+        static_cast<int>((a & low4) | ((c << 4) & top2)), static_cast<int>((b & low4) | ((c << 2) & top2)),
+        static_cast<int>(((a >> 4) & low4) | (c & top2)), static_cast<int>(((b >> 4) & low4) | ((c >> 2) & top2)));
+    return _mm_sub_epi8(unsigned6, _mm_set1_epi8(32));
+}
+
+// Q2_K and Q3_K against Q8_K. Both keep two bits a value, four values a byte (element 32i + r of
+// half h at bits 2i of qs[32h + r]), in sixteen sub-blocks of 16 values. Q3_K adds a third bit
+// from hmask: its value is q - 4 with q = low + 4 * bit (0..7), so the unsigned q meets the
+// activations and 4 * scale . (16-value sums) is subtracted in integers; its scales are signed.
+// Q2_K's 4-bit minimums meet the same sums and dmin. One vpmaddwd weights a pair of sub-blocks'
+// products by their scales: the 32 values of chunk i of half h are sub-blocks 8h + 2i (the low 128
+// bits) and 8h + 2i + 1 (the high).
+template <bool ThirdBit, class B>
+VRAMPLAN_TARGET_AVX2 inline float dot_q23_k_q8_k(const B* w, const blocks::q8_k* y, std::uint64_t nblocks) {
+    const __m256i two_bits = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    __m256 acc = _mm256_setzero_ps();
+    __m256 minimums = _mm256_setzero_ps();
+    for (std::uint64_t b = 0; b < nblocks; ++b) {
+        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].bsums));
+        __m256i scales;  // sixteen 16-bit scales, sub-block order
+        if constexpr (ThirdBit) {
+            scales = _mm256_cvtepi8_epi16(q3_k_scales(w[b].scales));
+        } else {
+            const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales));
+            scales = _mm256_cvtepu8_epi16(_mm_and_si128(packed, _mm_set1_epi8(0x0f)));
+            const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0f)));
+            const float dmin = scale(w[b].dmin) * y[b].d;
+            minimums =
+                _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_madd_epi16(mins, bsums)), minimums);
+        }
+        // Each half's eight scales in both 128-bit lanes, for the byte shuffles below.
+        const __m256i half_scales[2] = {_mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales)),
+                                        _mm256_broadcastsi128_si256(_mm256_extracti128_si256(scales, 1))};
+        __m256i third = _mm256_setzero_si256();
+        if constexpr (ThirdBit) third = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].hmask));
+        __m256i sums = _mm256_setzero_si256();
+        for (int h = 0; h < 2; ++h) {
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs + 32 * h));
+            for (int i = 0; i < 4; ++i) {
+                __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * i), two_bits);
+                if constexpr (ThirdBit)
+                    v = _mm256_or_si256(
+                        v, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(third, 4 * h + i), one), 2));
+                const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs + 128 * h + 32 * i));
+                const __m256i s = _mm256_shuffle_epi8(
+                    half_scales[h],
+                    _mm256_setr_m128i(_mm_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * i))),
+                                      _mm_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * i + 1)))));
+                // At most 7 * 127 * 2 per pair: no saturation.
+                sums = _mm256_add_epi32(sums, _mm256_madd_epi16(_mm256_maddubs_epi16(v, yv), s));
+            }
+        }
+        if constexpr (ThirdBit) sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(_mm256_madd_epi16(scales, bsums), 2));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale(w[b].d) * y[b].d), _mm256_cvtepi32_ps(sums), acc);
+    }
+    return hsum(acc) - hsum(minimums);
 }
 
 }  // namespace simd
@@ -171,6 +241,10 @@ inline float dot_q8_k(const void* row, const blocks::q8_k* y, std::uint64_t nblo
             return simd::dot_q45_k_q8_k<true>(static_cast<const blocks::q5_k*>(row), y, nblocks);
         if constexpr (F == kernel_format::q6_k)
             return simd::dot_q6_k_q8_k(static_cast<const blocks::q6_k*>(row), y, nblocks);
+        if constexpr (F == kernel_format::q2_k)
+            return simd::dot_q23_k_q8_k<false>(static_cast<const blocks::q2_k*>(row), y, nblocks);
+        if constexpr (F == kernel_format::q3_k)
+            return simd::dot_q23_k_q8_k<true>(static_cast<const blocks::q3_k*>(row), y, nblocks);
     }
 #endif
     return dot_q8_k_portable<F>(row, y, nblocks);
