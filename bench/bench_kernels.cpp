@@ -169,7 +169,8 @@ void BM_panel_tile_in_cache(benchmark::State& state) {
     auto w = stored<F>(panels * kernels::cpu::panel_rows, cols);
     std::vector<std::uint8_t> scratch;
     runtime::convert_to_panels(format{kernels::kernel_format_ids[static_cast<std::size_t>(F)]},
-                               reinterpret_cast<std::byte*>(w.data()), panels * kernels::cpu::panel_rows, cols, scratch);
+                               reinterpret_cast<std::byte*>(w.data()), panels * kernels::cpu::panel_rows, cols,
+                               scratch);
     const auto x = random_values(cols * Tokens, 5);
     auto xq = std::make_unique<typename family::activations>();
     for (int t = 0; t < Tokens; ++t) xq->round(x.data() + t * cols, t * nblocks, nblocks);
@@ -180,10 +181,11 @@ void BM_panel_tile_in_cache(benchmark::State& state) {
             tile(reinterpret_cast<const panel*>(w.data()) + g * nblocks, 0, xq->at(0), nblocks, nblocks, out);
         benchmark::DoNotOptimize(out);
     }
-    state.counters["tile_GBps"] = benchmark::Counter(static_cast<double>(w.size()) * static_cast<double>(state.iterations()) / 1e9,
-                                                     benchmark::Counter::kIsRate);
+    state.counters["tile_GBps"] = benchmark::Counter(
+        static_cast<double>(w.size()) * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
     state.SetLabel(std::string(kernels::kernel_format_name(F)) + " panels, " + std::to_string(Tokens) + " token" +
-                   (Tokens > 1 ? "s, " : ", ") + std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
+                   (Tokens > 1 ? "s, " : ", ") +
+                   std::string(kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa())));
 }
 
 // Decode with 32 query heads of 128 dims over kv_heads KV heads (8: Llama-3-8B, 32: Llama-2-7B);
@@ -310,7 +312,7 @@ void BM_expert_prefill(benchmark::State& state) {
     two_ways(
         state, F, "grouped",
         [&] {
-            kernels::cpu::expert_matmul(rows_fn, F, w.data(), experts, x.data(), false, ids.data(), y.data(), n, k_in,
+            kernels::cpu::expert_matmul(rows_fn, {F, w.data(), n, k_in}, experts, x.data(), false, ids.data(), y.data(),
                                         tokens, k, pool());
             benchmark::DoNotOptimize(y.data());
         },
@@ -323,6 +325,41 @@ void BM_expert_prefill(benchmark::State& state) {
                            pool());
             benchmark::DoNotOptimize(y.data());
         });
+}
+
+// A mixture-of-experts decode: one token routed to 2 of 8 experts, planes of 5632 x 2048 as in
+// BM_expert_prefill, a different pair each iteration (so a plane was last read four iterations, 52
+// MB of planes in Q4_0, before: beyond a 32 MiB last-level cache). Each plane held as panels, as
+// the CPU backend holds stacked experts, beside the file's rows (the row kernels), each its own copy.
+template <kernel_format F>
+void BM_expert_decode(benchmark::State& state) {
+    constexpr std::uint64_t experts = 8, n = 5632, k_in = 2048, k = 2;
+    const auto plane = stored<F>(n, k_in);
+    std::vector<std::uint8_t> rows(plane.size() * experts);
+    for (std::uint64_t e = 0; e < experts; ++e) std::copy(plane.begin(), plane.end(), rows.begin() + e * plane.size());
+    std::vector<std::uint8_t> held(rows), scratch;
+    for (std::uint64_t e = 0; e < experts; ++e)
+        runtime::convert_to_panels(format{kernels::kernel_format_ids[static_cast<std::size_t>(F)]},
+                                   reinterpret_cast<std::byte*>(held.data()) + e * plane.size(), n, k_in, scratch);
+    const auto x = random_values(k_in, 2);
+    std::vector<float> y(k * n);
+    std::int32_t ids[k] = {0, 0};
+    const auto rows_fn = kernels::cpu::find_matmul_rows(F);
+    auto product = [&](const std::vector<std::uint8_t>& w, bool panels) {
+        kernels::cpu::expert_matmul(rows_fn, {F, w.data(), n, k_in, panels}, experts, x.data(), false, ids, y.data(), 1,
+                                    k, pool());
+        benchmark::DoNotOptimize(y.data());
+    };
+    std::int32_t turn = 0;
+    two_ways(
+        state, F, "panels",
+        [&] {
+            ids[0] = turn % 8;
+            ids[1] = (turn + 4) % 8;
+            turn = (turn + 1) % 8;
+            product(held, true);
+        },
+        "rows", [&] { product(rows, false); });
 }
 
 // A prefill's product with a 32-value fallback (2048 x 2048, 64 tokens): Q5_0 and IQ4_NL rows
@@ -424,11 +461,22 @@ BENCHMARK(BM_panel_tile_in_cache<kernel_format::q6_k, 1>);
 BENCHMARK(BM_panel_tile_in_cache<kernel_format::q6_k, 4>);
 BENCHMARK(BM_expert_prefill<kernel_format::q4_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_expert_prefill<kernel_format::q4_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_expert_decode<kernel_format::q4_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_expert_decode<kernel_format::q8_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_expert_decode<kernel_format::q4_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_expert_decode<kernel_format::q6_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_expert_decode<kernel_format::q3_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fallback_prefill<kernel_format::q5_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_fallback_prefill<kernel_format::iq4_nl>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_round_q8_k<false>);
 BENCHMARK(BM_round_q8_k<true>);
-BENCHMARK(BM_parallel_for_round_trip)->Arg(0)->Arg(5)->Arg(50)->Iterations(20000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_parallel_for_round_trip)
+    ->Arg(0)
+    ->Arg(5)
+    ->Arg(50)
+    ->Iterations(20000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_decode_attention)
     ->ArgNames({"context", "kv_heads"})
     ->ArgsProduct({{1024, 4096, 8192, 16384}, {8, 32}})

@@ -20,6 +20,7 @@
 #include "vramplan/io/tokenizer.hpp"
 #include "vramplan/kernels/cpu/experts.hpp"
 #include "vramplan/kernels/ffn_math.hpp"
+#include "vramplan/runtime/weight_layout.hpp"
 
 using namespace vramplan;
 using reference_run::gap;
@@ -68,7 +69,8 @@ std::pair<std::vector<std::uint8_t>, std::vector<double>> random_experts(std::ui
         auto* blocks = reinterpret_cast<B*>(w.data());
         for (std::uint64_t i = 0; i < w.size() / sizeof(B); ++i) {
             blocks[i].d = to_half(0.01f * static_cast<float>(1 + i % 7));
-            if constexpr (requires { blocks[i].dmin; }) blocks[i].dmin = to_half(0.002f * static_cast<float>(1 + i % 3));
+            if constexpr (requires { blocks[i].dmin; })
+                blocks[i].dmin = to_half(0.002f * static_cast<float>(1 + i % 3));
         }
     }
     for (std::uint64_t r = 0; r < planes * n; ++r)
@@ -93,30 +95,42 @@ void check_expert_products() {
     }
     const auto x = test_data::random_values(tokens * k * k_in, 9);
     const std::vector<double> xr = F == kernels::kernel_format::f32 ? std::vector<double>(x.begin(), x.end())
-                                   : kernels::is_k_quant(F)        ? test_data::rounded_q8_k(x)
-                                                                   : test_data::rounded_q8_0(x);
+                                   : kernels::is_k_quant(F)         ? test_data::rounded_q8_k(x)
+                                                                    : test_data::rounded_q8_0(x);
+    // Each plane as panels, as the CPU backend holds them (one panel and four rows as stored), where
+    // the format has panels.
+    const format file_format{kernels::kernel_format_ids[static_cast<std::size_t>(F)]};
+    constexpr bool has_panels =
+        F == kernels::kernel_format::q8_0 || F == kernels::kernel_format::q4_0 || kernels::is_k_quant(F);
+    std::vector<std::uint8_t> held(w);
+    std::vector<std::uint8_t> scratch;
+    for (std::uint64_t e = 0; has_panels && e < planes; ++e)
+        runtime::convert_to_panels(file_format, reinterpret_cast<std::byte*>(held.data()) + e * held.size() / planes, n,
+                                   k_in, scratch);
     cpu::thread_pool pool(2);
-    for (const auto isa : test_data::cpu_paths()) {
-        CAPTURE(cpu::cpu_isa_name(isa));
-        const cpu::cpu_isa_scope path(isa);
-        for (bool per_route : {false, true}) {
-            CAPTURE(per_route);
-            std::vector<float> y(tokens * k * n, -1.0f);
-            cpu::expert_matmul(cpu::find_matmul_rows(F), F, w.data(), planes, x.data(), per_route, ids.data(),
-                               y.data(), n, k_in, tokens, k, pool);
-            for (std::uint64_t r = 0; r < tokens * k; ++r)
-                for (std::uint64_t i = 0; i < n; ++i) {
-                    const std::uint64_t xrow = per_route ? r : r / k;
-                    double ref = 0, mag = 0;
-                    for (std::uint64_t c = 0; c < k_in; ++c) {
-                        const double p = wv[(ids[r] * n + i) * k_in + c] * xr[xrow * k_in + c];
-                        ref += p;
-                        mag += std::fabs(p);
+    for (const auto isa : test_data::cpu_paths())
+        for (bool as_panels : {false, has_panels})
+            for (bool per_route : {false, true}) {
+                CAPTURE(cpu::cpu_isa_name(isa));
+                const cpu::cpu_isa_scope path(isa);
+                CAPTURE(as_panels);
+                CAPTURE(per_route);
+                std::vector<float> y(tokens * k * n, -1.0f);
+                cpu::expert_matmul(cpu::find_matmul_rows(F),
+                                   {F, as_panels ? held.data() : w.data(), n, k_in, as_panels}, planes, x.data(),
+                                   per_route, ids.data(), y.data(), tokens, k, pool);
+                for (std::uint64_t r = 0; r < tokens * k; ++r)
+                    for (std::uint64_t i = 0; i < n; ++i) {
+                        const std::uint64_t xrow = per_route ? r : r / k;
+                        double ref = 0, mag = 0;
+                        for (std::uint64_t c = 0; c < k_in; ++c) {
+                            const double p = wv[(ids[r] * n + i) * k_in + c] * xr[xrow * k_in + c];
+                            ref += p;
+                            mag += std::fabs(p);
+                        }
+                        CHECK(std::fabs(y[r * n + i] - ref) <= 1e-5 * mag + 1e-6);
                     }
-                    CHECK(std::fabs(y[r * n + i] - ref) <= 1e-5 * mag + 1e-6);
-                }
-        }
-    }
+            }
 }
 }  // namespace
 
@@ -142,8 +156,8 @@ TEST_CASE("an expert's routed rows are one matrix product: each routed row again
         }
         kernels::cpu::thread_pool pool(2);
         product_tokens.clear();
-        kernels::cpu::expert_matmul(&counting_product, kernels::kernel_format::f32, w.data(), 4, x.data(), false,
-                                    ids.data(), y.data(), n, k_in, tokens, k, pool);
+        kernels::cpu::expert_matmul(&counting_product, {kernels::kernel_format::f32, w.data(), n, k_in}, 4, x.data(),
+                                    false, ids.data(), y.data(), tokens, k, pool);
         CHECK(product_tokens == std::vector<std::uint64_t>{3, 9, 14});
         for (float v : y) CHECK(v == 4.0f);  // 8 columns of 0.5 x 1
     }
@@ -224,6 +238,61 @@ TEST_CASE("experts in the host tier and streamed MoE layers give exactly the res
     CHECK(streamed.host_expert_layers == 1);
     CHECK(streamed.streamed_copies > 0);
     CHECK(streamed.logits == resident.logits);
+}
+
+TEST_CASE(
+    "the CPU backend holds each expert's plane as panels, the file's bytes rearranged, and runs it as the reference") {
+    test_model::spec s = moe_spec("qwen2moe");  // Q8_0
+    s.expert_ff = 96;                           // gate and up planes of six panels, down planes of eight
+    const written_model written("vramplan_moe_panels.gguf", s, 17);
+    const auto& [path, weights, file, m] = written;
+    const plan p = plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 32, .ubatch = 4});
+    runtime::cpu_backend backend(1ull << 30);
+    runtime::arena<runtime::cpu_backend> a(p, backend);
+    runtime::load_weights(file, a);
+    // Stacked experts are read only by expert_matmul ops, one plane at a time.
+    for (const std::string tensor : {"blk.0.ffn_gate_exps.weight", "blk.2.ffn_down_exps.weight"}) {
+        CAPTURE(tensor);
+        const io::gguf_tensor_info* info = file.find_tensor(tensor);
+        std::vector<std::uint8_t> want(info->bytes);
+        file.read_tensor(*info, reinterpret_cast<std::byte*>(want.data()));
+        const auto view = a.view(tensor);
+        REQUIRE(view.bytes == want.size());
+        const std::uint64_t plane_rows = view.rows / 4, row_bytes = want.size() / view.rows, nb = view.cols / 32;
+        CHECK(plane_rows == (tensor.find("down") != std::string::npos ? s.embd : s.expert_ff));
+        // Row r of plane e: block b of panel r / 16 of that plane, lane r % 16 (a plane's rows are a
+        // row length of another tensor, so a multiple of 32 in Q8_0: whole panels; check_expert_products
+        // covers a plane's last rows as stored).
+        std::uint64_t differ = 0, rows_as_panels = 0;
+        for (std::uint64_t e = 0; e < 4; ++e)
+            for (std::uint64_t r = 0; r < plane_rows; ++r) {
+                const std::uint8_t* plane =
+                    reinterpret_cast<const std::uint8_t*>(view.data) + e * plane_rows * row_bytes;
+                const bool in_panel = r < plane_rows / 16 * 16;
+                rows_as_panels += in_panel;
+                for (std::uint64_t b = 0; b < nb; ++b) {
+                    const blocks::q8_0 got = in_panel
+                                                 ? kernels::cpu::unpack_panel(
+                                                       reinterpret_cast<const kernels::cpu::panel_block<blocks::q8_0>*>(
+                                                           plane + r / 16 * 16 * row_bytes)[b],
+                                                       static_cast<int>(r % 16))
+                                                 : reinterpret_cast<const blocks::q8_0*>(plane + r * row_bytes)[b];
+                    differ += std::memcmp(&got, want.data() + (e * plane_rows + r) * row_bytes + b * sizeof(got),
+                                          sizeof(got)) != 0;
+                }
+            }
+        CHECK(differ == 0);
+        CHECK(rows_as_panels == 4 * (plane_rows / 16 * 16));
+        CHECK(std::memcmp(view.data, want.data(), want.size()) != 0);
+    }
+    // Decode and prefill over the held planes against the double-precision reference; the experts in
+    // the host tier (held alike) give the same logits.
+    const auto ref = test_model::reference_logits(weights, prompt);
+    const auto resident = run(path, prompt, 4, 1ull << 30, format{format_id::f32});
+    CHECK(gap(resident.logits, ref).within_rounding());
+    const auto host = run(path, prompt, 4, 1ull << 30, format{format_id::f32}, {.host_expert_layers = 3});
+    CHECK(host.host_expert_layers == 3);
+    CHECK(host.logits == resident.logits);
 }
 
 TEST_CASE("Phi-3's fused q/k/v and gate/up projections split into the reference's separate ones, every layer sliding") {

@@ -181,17 +181,19 @@ struct forward_graph {
             if (ops[i].weight == w) return i;
         return n_ops;
     }
-    // Whether ops read this weight and every one of them is a matmul: such a weight is only ever
-    // multiplied, so a backend may hold it in a layout of its own (runtime/weight_layout.hpp).
-    constexpr bool only_multiplied(weight_ref w) const {
+    // Whether ops read this weight and every one of them is of kind k.
+    constexpr bool only_read_by(weight_ref w, op_kind k) const {
         bool read = false;
         for (std::uint16_t i = 0; i < n_ops; ++i)
             if (ops[i].weight == w) {
-                if (ops[i].kind != op_kind::matmul) return false;
+                if (ops[i].kind != k) return false;
                 read = true;
             }
         return read;
     }
+    // Whether ops read this weight and every one of them is a matmul: such a weight is only ever
+    // multiplied, so a backend may hold it in a layout of its own (runtime/weight_layout.hpp).
+    constexpr bool only_multiplied(weight_ref w) const { return only_read_by(w, op_kind::matmul); }
     constexpr std::uint16_t first_op(op_kind k) const {
         for (std::uint16_t i = 0; i < n_ops; ++i)
             if (ops[i].kind == k) return i;

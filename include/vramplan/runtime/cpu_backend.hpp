@@ -73,6 +73,7 @@ public:
     struct expert_matmul_kernel {
         kernels::kernel_format fmt{};
         kernels::cpu::matmul_rows_fn fn = nullptr;
+        bool panels = false;  // each expert's plane is held as panels (runtime/weight_layout.hpp)
     };
 
     matmul_kernel find_matmul(kernels::kernel_format f) const { return {f, kernels::cpu::find_matmul(f)}; }
@@ -152,7 +153,8 @@ public:
     void expert_matmul(const expert_matmul_kernel& k, const std::byte* w, std::uint64_t n_expert, const float* x,
                        bool x_per_route, const std::int32_t* ids, float* y, std::uint64_t n, std::uint64_t k_in,
                        std::uint64_t rows, std::uint64_t used) {
-        kernels::cpu::expert_matmul(k.fn, k.fmt, w, n_expert, x, x_per_route, ids, y, n, k_in, rows, used, pool_);
+        kernels::cpu::expert_matmul(k.fn, {k.fmt, w, n, k_in, k.panels}, n_expert, x, x_per_route, ids, y, rows, used,
+                                    pool_);
     }
     void expert_sum(float* y, const float* routed, const float* weights, std::uint64_t rows, std::uint64_t n,
                     std::uint64_t k) {

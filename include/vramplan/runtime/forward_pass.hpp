@@ -175,8 +175,7 @@ private:
             case op_kind::embed:
                 k.embed = b.find_embed(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
                 break;
-            case op_kind::matmul:
-            {
+            case op_kind::matmul: {
                 const auto kf = kernels::to_kernel_format(weight_format(o, kind), weight_label(o));
                 k.matmul = b.find_matmul(kf);
                 if constexpr (holds_panels<Backend>)
@@ -201,6 +200,8 @@ private:
             case op_kind::expert_matmul:
                 k.expert_matmul =
                     b.find_expert_matmul(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
+                if constexpr (holds_panels<Backend>)
+                    k.expert_matmul.panels = held_as_panels(p.graph, o.weight, weight_format(o, kind), o.n);
                 break;
             default: break;
         }

@@ -51,9 +51,12 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
             }
         } else if (b.where == tier::host || Backend::device_is_host_memory) {
             file.read_tensor(f.get(), *t, dst);
-            if constexpr (holds_panels<Backend>)
-                if (held_as_panels(a.plan().graph, b.ref, b.fmt, b.rows))
-                    convert_to_panels(b.fmt, dst, b.rows, b.cols, scratch);
+            if constexpr (holds_panels<Backend>) {
+                const weight_matrices m = matrices_of(a.plan(), b);
+                if (held_as_panels(a.plan().graph, b.ref, b.fmt, m.rows))
+                    for (std::uint64_t i = 0; i < m.count; ++i)
+                        convert_to_panels(b.fmt, dst + i * (t->bytes / m.count), m.rows, b.cols, scratch);
+            }
         } else {
             bounce.resize(static_cast<std::size_t>(t->bytes));
             file.read_tensor(f.get(), *t, bounce.data());

@@ -1,9 +1,10 @@
 // Weights a backend holds in a layout of its own instead of the file's. The CPU backend holds the
 // Q4_0, Q8_0 and K-quant (Q2_K to Q6_K) tensors that only matmul ops read as panels of sixteen rows
-// (kernels/cpu/int8_panel.hpp, kquant_panel.hpp), the layout its fastest kernels read. A panel is the file's bytes
-// rearranged, so the plan's sizes and offsets hold as planned: the arena is still the allocation, byte for byte. One
-// rule decides, for the loader that converts each such tensor after reading it and for the forward pass that tells its
-// matmuls: held_as_panels.
+// (kernels/cpu/int8_panel.hpp, kquant_panel.hpp), the layout its fastest kernels read, and so the
+// stacked experts that only expert_matmul ops read, each expert's plane as a matrix of its own. A
+// panel is the file's bytes rearranged, so the plan's sizes and offsets hold as planned: the arena
+// is still the allocation, byte for byte. One rule decides, for the loader that converts each such
+// tensor after reading it and for the forward pass that tells its matmuls: held_as_panels.
 //
 // A GPU backend may hold the same tensors in planes (kernels/weight_planes.hpp: each block's values,
 // then its scales, in separate aligned arrays), the layout its plane kernels read with 16-byte
@@ -12,13 +13,16 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "vramplan/error.hpp"
 #include "vramplan/kernels/cpu/int8_panel.hpp"
 #include "vramplan/kernels/cpu/kquant_panel.hpp"
-#include "vramplan/kernels/weight_planes.hpp"
 #include "vramplan/kernels/kernel_format.hpp"
+#include "vramplan/kernels/weight_planes.hpp"
 #include "vramplan/model/graph.hpp"
+#include "vramplan/plan/buffers.hpp"
 #include "vramplan/plan/plan.hpp"
 
 namespace vramplan::runtime {
@@ -30,17 +34,33 @@ inline constexpr bool holds_panels = requires {
     requires Backend::holds_panels;
 };
 
-// Whether a weight of this format and output rows, read by the graph's ops as `ref`, is held as
-// panels. The K-quants are, on a processor with AVX2 (the paths whose K-quant panel kernels beat
-// the row kernels, kquant_panel.hpp): what the processor has, not the cap of VRAMPLAN_CPU_ISA or
-// cpu_isa_scope, so the loader and every forward pass decide alike whatever the cap (under the
-// portable cap, held panels run the portable tile kernels).
+// Whether a weight of this format, read by the graph's ops as `ref`, is held as panels; `rows` are
+// the output rows of one matrix (one expert's plane of stacked experts). The K-quants are, on a
+// processor with AVX2 (the paths whose K-quant panel kernels beat the row kernels,
+// kquant_panel.hpp): what the processor has, not the cap of VRAMPLAN_CPU_ISA or cpu_isa_scope, so
+// the loader and every forward pass decide alike whatever the cap (under the portable cap, held
+// panels run the portable tile kernels).
 inline bool held_as_panels(const forward_graph& g, weight_ref ref, format f, std::uint64_t rows) {
     const bool int8 = f == format{format_id::q4_0} || f == format{format_id::q8_0};
     const bool k = (f == format{format_id::q2_k} || f == format{format_id::q3_k} || f == format{format_id::q4_k} ||
                     f == format{format_id::q5_k} || f == format{format_id::q6_k}) &&
                    kernels::cpu::detected_cpu_isa() >= kernels::cpu::cpu_isa::avx2;
-    return (int8 || k) && rows >= kernels::cpu::panel_rows && g.only_multiplied(ref);
+    return (int8 || k) && rows >= kernels::cpu::panel_rows &&
+           (g.only_multiplied(ref) || g.only_read_by(ref, op_kind::expert_matmul));
+}
+
+// The matrices a weight's buffer holds: one, or n_expert planes of stacked experts (the ops that
+// read them multiply one plane at a time).
+struct weight_matrices {
+    std::uint64_t count = 1, rows = 0;
+};
+inline weight_matrices matrices_of(const plan& p, const buffer_info& b) {
+    if (!p.graph.only_read_by(b.ref, op_kind::expert_matmul)) return {1, b.rows};
+    const std::uint64_t planes = p.model.shape.n_expert;
+    if (planes == 0 || b.rows % planes != 0)
+        throw error("internal: stacked experts '" + b.name + "' of " + std::to_string(b.rows) + " rows are not " +
+                    std::to_string(planes) + " planes");
+    return {planes, b.rows / planes};
 }
 
 // Converts a tensor read as the file stores it; scratch grows to sixteen rows once per load.

@@ -16,21 +16,23 @@ inline void route(const float* logits, std::int32_t* ids, float* weights, std::u
     for (std::uint64_t t = 0; t < rows; ++t) route_row(logits + t * n, n, k, renorm, ids + t * k, weights + t * k);
 }
 
-// Row (t, j) of y = plane ids[t][j] of a stacked weight (n_expert planes of n rows of k_in values)
-// times x's row t, or x's row (t, j) when x has a row per routed row (x_per_route). Experts are
-// taken in turn, each in one matrix product over every row routed to it (named by index, not
-// gathered: token_rows.hpp), so a prefill reads an expert's plane once per product, not once per
-// routed row, and its tokens share the panel kernels' tiles. The indices live on the stack, up to
-// routes_per_product rows a product.
+// Row (t, j) of y = plane ids[t][j] of a stacked weight times x's row t, or x's row (t, j) when x
+// has a row per routed row (x_per_route). `first` is the first of n_expert planes, each laid out
+// alike (n rows of k_in values, held as panels or as stored). Experts are taken in turn, each in
+// one matrix product over every row routed to it (named by index, not gathered: token_rows.hpp),
+// so a prefill reads an expert's plane once per product, not once per routed row, and its tokens
+// share the panel kernels' tiles. The indices live on the stack, up to routes_per_product rows a
+// product.
 inline constexpr std::uint64_t routes_per_product = 1024;
 
-inline void expert_matmul(matmul_rows_fn fn, kernel_format f, const void* w, std::uint64_t n_expert, const float* x,
-                          bool x_per_route, const std::int32_t* ids, float* y, std::uint64_t n, std::uint64_t k_in,
-                          std::uint64_t rows, std::uint64_t k, thread_pool& pool) {
-    const std::uint64_t plane = kernel_row_bytes(f, k_in) * n;
+inline void expert_matmul(matmul_rows_fn fn, const weight_view& first, std::uint64_t n_expert, const float* x,
+                          bool x_per_route, const std::int32_t* ids, float* y, std::uint64_t rows, std::uint64_t k,
+                          thread_pool& pool) {
+    const std::uint64_t plane = kernel_row_bytes(first.fmt, first.cols) * first.rows;
     std::uint32_t x_at[routes_per_product], y_at[routes_per_product];
     for (std::uint64_t e = 0; e < n_expert; ++e) {
-        const weight_view wv{f, static_cast<const std::uint8_t*>(w) + e * plane, n, k_in};
+        weight_view wv = first;
+        wv.data = static_cast<const std::uint8_t*>(first.data) + e * plane;
         std::uint64_t m = 0;
         for (std::uint64_t r = 0; r < rows * k; ++r) {
             if (static_cast<std::uint64_t>(ids[r]) != e) continue;
