@@ -225,22 +225,28 @@ void panel_matmul(const weight_view& w, const token_rows& io, thread_pool& pool)
     });
 }
 
-// f32, f16 and bf16 weights: groups of float_rows rows against each token (float_rows.hpp).
+// f32, f16 and bf16 weights: groups of float_rows rows against each token (float_rows.hpp). Threads
+// take chunks of groups from the pool's queue, about eight a thread, as the other products do.
 template <kernel_format F>
 void float_matmul(const weight_view& w, const token_rows& io, thread_pool& pool) {
     const float_rows_fn rows_fn = find_float_rows<F>();
-    pool.parallel_for((w.rows + float_rows - 1) / float_rows, [&](std::uint64_t begin, std::uint64_t end) {
-        for (std::uint64_t g = begin; g < end; ++g) {
-            // The last group repeats its last row where the matrix runs out.
-            const void* rows[float_rows];
-            for (std::uint64_t i = 0; i < float_rows; ++i) rows[i] = w.row(std::min(float_rows * g + i, w.rows - 1));
-            for (std::uint64_t t = 0; t < io.count; ++t) {
-                float part[float_rows];
-                rows_fn(rows, io.x_row(t, w.cols), w.cols, part);
-                float* out = io.y_row(t, w.rows) + float_rows * g;
-                for (std::uint64_t i = 0; i < float_rows && float_rows * g + i < w.rows; ++i) out[i] = part[i];
-            }
+    // Group g's rows against every token; the last group repeats its last row where the matrix
+    // runs out.
+    const auto group_product = [&](std::uint64_t g) {
+        const void* rows[float_rows];
+        for (std::uint64_t i = 0; i < float_rows; ++i) rows[i] = w.row(std::min(float_rows * g + i, w.rows - 1));
+        for (std::uint64_t t = 0; t < io.count; ++t) {
+            float part[float_rows];
+            rows_fn(rows, io.x_row(t, w.cols), w.cols, part);
+            float* out = io.y_row(t, w.rows) + float_rows * g;
+            for (std::uint64_t i = 0; i < float_rows && float_rows * g + i < w.rows; ++i) out[i] = part[i];
         }
+    };
+    const std::uint64_t groups = (w.rows + float_rows - 1) / float_rows;
+    const std::uint64_t grain = std::max<std::uint64_t>(1, groups / (8 * pool.size()));
+    pool.parallel_queue(groups, grain, [&](thread_pool::work_queue& queue) {
+        for (std::uint64_t begin, end; queue.take(begin, end);)
+            for (std::uint64_t g = begin; g < end; ++g) group_product(g);
     });
 }
 }  // namespace detail
