@@ -398,7 +398,7 @@ TEST_CASE(
     "generate: stories260K prints llama.cpp's greedy text, resident and streamed, and bad options are one clear line") {
     const std::string model = std::string(VRAMPLAN_SHARED_DIR) + "/models/stories260K.gguf";
     for (const char* args :
-         {"-n 0 -t 0", "-n -5", "--top-p 1.5", "--temp -1", "--kv q5_0", "--weight-layout tiles"}) {
+         {"-n 0 -t 0", "-n -5", "--top-p 1.5", "--temp -1", "--kv q5_0", "--weight-layout tiles", "--offload swap"}) {
         CAPTURE(args);
         const auto r = run_program(VRAMPLAN_GENERATE, "-m " + model + " " + args);
         CHECK(r.rc == 2);
@@ -431,6 +431,13 @@ TEST_CASE(
     }
     CHECK(run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 32 --device-budget 600KiB")
               .out.find("0 of 5 layers resident") != std::string::npos);
+    // The layers beyond the budget computed by the CPU instead of streamed: the same text.
+    const auto computed =
+        run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 32 -t 2 --device-budget 600KiB --offload compute");
+    CAPTURE(computed.out);
+    CHECK(computed.rc == 0);
+    CHECK(computed.out.rfind(reference, 0) == 0);
+    CHECK(computed.out.find("computed by the CPU") != std::string::npos);
     // Beyond llama.context_length (2048): it runs, and says so.
     const auto beyond = run_program(VRAMPLAN_GENERATE, "-m " + model + " -n 4 --ctx 3000");
     CHECK(beyond.rc == 0);
@@ -690,7 +697,9 @@ TEST_CASE("MoE and sliding-window models: --host-experts, active parameters and 
     CHECK(moved["gpu_layers"] == 48);
     // Each layer's experts: 3 tensors of 128 x 768 x 2048 Q4_K values (144 bytes per 256).
     const std::uint64_t layer_experts = 3ull * 128 * 768 * 2048 / 256 * 144;
-    CHECK(moved["tiers"]["host"]["used_bytes"] == 30 * layer_experts);
+    // The host tier holds them and the CPU's copy of the activations, where it computes them.
+    CHECK(moved["tiers"]["host"]["used_bytes"] ==
+          30 * layer_experts + moved["activations_bytes"].get<std::uint64_t>());
     CHECK(whole["needed_bytes"].get<std::uint64_t>() - moved["needed_bytes"].get<std::uint64_t>() ==
           30 * layer_experts);
     // Reading them costs host memory bandwidth: 8 of 128 experts of 30 layers per token.

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "device_double.hpp"
 #include "greedy.hpp"
 #include "isa_paths.hpp"
 #include "random_values.hpp"
@@ -293,6 +294,56 @@ TEST_CASE(
     const auto host = run(path, prompt, 4, 1ull << 30, format{format_id::f32}, {.host_expert_layers = 3});
     CHECK(host.host_expert_layers == 3);
     CHECK(host.logits == resident.logits);
+}
+
+TEST_CASE("beside a device, the CPU computes the experts kept in the host tier, held as its panels, as the reference") {
+    test_model::spec s = moe_spec("qwen2moe");  // Q8_0
+    s.expert_ff = 96;                           // planes of whole panels
+    const written_model written("vramplan_moe_beside_device.gguf", s, 17);
+    const auto& [path, weights, file, m] = written;
+    const auto ref = test_model::reference_logits(weights, prompt);
+    // Every expert on the device: the device computes every product.
+    const auto resident = run<device_double>(path, prompt, 4, 1ull << 30, format{format_id::f32});
+    CHECK(gap(resident.logits, ref).within_rounding());
+    CHECK(resident.device_expert_products > 0);
+    CHECK(resident.host_weight_products == 0);
+    // Every layer's experts in the host tier: the device computes none of them and reads no host
+    // weight; the pass's CPU backend computes them, and the logits stay the reference's.
+    const auto host =
+        run<device_double>(path, prompt, 4, 1ull << 30, format{format_id::f32}, {.host_expert_layers = 3});
+    CHECK(host.host_expert_layers == 3);
+    CHECK(host.device_expert_products == 0);
+    CHECK(host.host_weight_products == 0);
+    CHECK(gap(host.logits, ref).within_rounding());
+    // One layer's: the device computes the other two layers' experts.
+    const auto one = run<device_double>(path, prompt, 4, 1ull << 30, format{format_id::f32}, {.host_expert_layers = 1});
+    CHECK(one.host_expert_layers == 1);
+    CHECK(one.device_expert_products == 2 * 3 * 4);  // 2 layers x gate, up, down x 4 passes
+    CHECK(gap(one.logits, ref).within_rounding());
+    // The layout: the device's own matrices as the file stores them, the experts the CPU computes as
+    // its panels (the file's bytes rearranged, so they differ from the file's order).
+    const plan p =
+        plan_inference(m, target_desc{"cpu", 1ull << 30, 0}, {.context = 32, .ubatch = 4}, {.host_expert_layers = 1});
+    CHECK(p.host.activations.bytes == p.gpu.activations.bytes);  // the CPU's copy of the arena
+    device_double backend(1ull << 30);
+    runtime::arena<device_double> a(p, backend);
+    runtime::load_weights(file, a);
+    auto file_bytes = [&](const std::string& tensor) {
+        const io::gguf_tensor_info* info = file.find_tensor(tensor);
+        std::vector<std::uint8_t> out(info->bytes);
+        file.read_tensor(*info, reinterpret_cast<std::byte*>(out.data()));
+        return out;
+    };
+    for (const std::string tensor :
+         {"blk.0.ffn_gate_exps.weight", "blk.1.ffn_gate_exps.weight", "blk.0.attn_q.weight"}) {
+        CAPTURE(tensor);
+        const auto want = file_bytes(tensor);
+        const auto view = a.view(tensor);
+        REQUIRE(view.bytes == want.size());
+        CHECK(view.where == (tensor == "blk.0.ffn_gate_exps.weight" ? tier::host : tier::gpu));
+        const bool as_stored = std::memcmp(view.data, want.data(), want.size()) == 0;
+        CHECK(as_stored == (view.where == tier::gpu));
+    }
 }
 
 TEST_CASE("Phi-3's fused q/k/v and gate/up projections split into the reference's separate ones, every layer sliding") {

@@ -1,5 +1,6 @@
-// Runs a test model (test_model.hpp) through the CPU forward pass and measures how far its logits
-// are from the naive double-precision reference: the harness of every reference test.
+// Runs a test model (test_model.hpp) through the CPU forward pass (or a backend that stands in for
+// a device, device_double.hpp) and measures how far its logits are from the naive double-precision
+// reference: the harness of every reference test.
 #pragma once
 
 #include <algorithm>
@@ -43,12 +44,14 @@ struct run_result {
     std::uint64_t streamed_copies = 0;
     std::uint64_t gpu_layers = 0;
     std::uint64_t host_expert_layers = 0;
+    int host_weight_products = 0, device_expert_products = 0;  // a device_double's counts
 };
 
 // Prefill `prefill` tokens in one pass (all logits), then decode the rest one at a time, within a
 // device budget.
-inline run_result run(const std::string& path, const std::vector<std::int32_t>& tokens, std::size_t prefill,
-                      std::uint64_t device_budget, format kv, plan_options options = {}) {
+template <class Backend = runtime::cpu_backend>
+run_result run(const std::string& path, const std::vector<std::int32_t>& tokens, std::size_t prefill,
+               std::uint64_t device_budget, format kv, plan_options options = {}) {
     const auto file = io::gguf_file::open(path);
     model_desc m = io::describe(file, "test");
     m.kv = kv;
@@ -57,10 +60,10 @@ inline run_result run(const std::string& path, const std::vector<std::int32_t>& 
     // Resident layers as many as fit, unless the options name them.
     const plan p = options.gpu_layers == all_gpu_layers ? plan_auto_offload(m, t, lim, options)
                                                         : plan_inference(m, t, lim, options);
-    runtime::cpu_backend backend(device_budget, 2);
-    runtime::arena<runtime::cpu_backend> a(p, backend);
+    Backend backend(device_budget, 2);
+    runtime::arena<Backend> a(p, backend);
     runtime::load_weights(file, a);
-    runtime::forward_pass<runtime::cpu_backend> llm(a);
+    runtime::forward_pass<Backend> llm(a, 2);
     run_result r;
     r.gpu_layers = p.gpu_layers;
     r.host_expert_layers = p.host_expert_layer_count();
@@ -74,6 +77,10 @@ inline run_result run(const std::string& path, const std::vector<std::int32_t>& 
         r.logits.emplace_back(lg, lg + m.shape.n_vocab);
     }
     r.streamed_copies = llm.streamer().copies();
+    if constexpr (requires { backend.host_weight_products; }) {
+        r.host_weight_products = backend.host_weight_products;
+        r.device_expert_products = backend.expert_products;
+    }
     return r;
 }
 

@@ -26,10 +26,12 @@ extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #include <malloc.h>
 #endif
 
+#include "device_double.hpp"
 #include "reference_run.hpp"
 #include "test_model.hpp"
 #include "vramplan/io/gguf_model.hpp"
 #include "vramplan/io/tokenizer.hpp"
+#include "vramplan/kernels/plane_units.hpp"
 #include "vramplan/model/presets.hpp"
 #include "vramplan/plan/buffers.hpp"
 #include "vramplan/plan/fits.hpp"
@@ -38,7 +40,6 @@ extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #include "vramplan/runtime/forward_pass.hpp"
 #include "vramplan/runtime/model_loader.hpp"
 #include "vramplan/runtime/weight_layout.hpp"
-#include "vramplan/kernels/plane_units.hpp"
 
 using namespace vramplan;
 using reference_run::gap;
@@ -284,6 +285,44 @@ TEST_CASE(
         CHECK(computed.gpu_layers == gpu_layers);
         CHECK(computed.streamed_copies == 0);
         CHECK(computed.logits == resident.logits);
+    }
+}
+
+TEST_CASE(
+    "beside a device, a CPU backend of the pass's own computes the layers the plan has the CPU compute, as the "
+    "reference") {
+    // Llama 3.1's RoPE divisors live in the device tier: the host layers read the pass's copy of them.
+    test_model::spec s;
+    s.layers = 5;
+    s.rope_freqs = true;
+    const std::vector<std::int32_t> tokens{4, 8, 15, 16, 23, 42};
+    // f32 weights: the device and the CPU multiply with the same kernels, so the logits are the
+    // device's own bit for bit; Q8_0: the CPU computes its layers on the panels it holds them as.
+    for (const format w : {format{format_id::f32}, format{format_id::q8_0}}) {
+        CAPTURE(name(w));
+        s.weights = w;
+        const written_model written("vramplan_offload_compute_device.gguf", s, 19);
+        const auto ref = test_model::reference_logits(written.weights, tokens);
+        const auto resident = run<device_double>(written.path, tokens, 4, 1ull << 30, format{format_id::f32});
+        CHECK(resident.host_weight_products == 0);
+        for (std::uint64_t gpu_layers : {2, 0}) {
+            CAPTURE(gpu_layers);
+            const auto computed = run<device_double>(written.path, tokens, 4, 1ull << 30, format{format_id::f32},
+                                                     {.gpu_layers = gpu_layers, .offload = offload_mode::compute});
+            CHECK(computed.gpu_layers == gpu_layers);
+            CHECK(computed.streamed_copies == 0);
+            CHECK(computed.host_weight_products == 0);
+            if (w == format{format_id::f32})
+                CHECK(computed.logits == resident.logits);
+            else
+                CHECK(gap(computed.logits, ref).within_rounding());
+        }
+        // Streamed instead, the device computes every layer from its staging copies.
+        const auto streamed =
+            run<device_double>(written.path, tokens, 4, 1ull << 30, format{format_id::f32}, {.gpu_layers = 2});
+        CHECK(streamed.streamed_copies > 0);
+        CHECK(streamed.host_weight_products == 0);
+        CHECK(gap(streamed.logits, ref).within_rounding());
     }
 }
 

@@ -8,12 +8,13 @@ namespace generate {
 namespace {
 class cuda_engine final : public engine {
 public:
-    cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, progress_fn progress, bool planes)
+    cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads, progress_fn progress,
+                bool planes)
         : backend_(0, planes), arena_(p, backend_) {
         vramplan::runtime::load_weights(file, arena_,
                                         progress ? std::function<void(std::size_t, std::size_t)>(progress)
                                                  : std::function<void(std::size_t, std::size_t)>());
-        llm_ = std::make_unique<vramplan::runtime::forward_pass<vramplan::runtime::cuda_backend>>(arena_);
+        llm_ = std::make_unique<vramplan::runtime::forward_pass<vramplan::runtime::cuda_backend>>(arena_, threads);
     }
     const float* forward(std::span<const std::int32_t> tokens, std::span<const std::int32_t> positions) override {
         return llm_->forward(tokens, positions);
@@ -33,9 +34,9 @@ std::uint64_t cuda_free_bytes() {
     return probe.device_memory().free;
 }
 
-std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p,
+std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads,
                                          progress_fn progress, bool planes) {
-    return std::make_unique<cuda_engine>(file, p, progress, planes);
+    return std::make_unique<cuda_engine>(file, p, threads, progress, planes);
 }
 
 }  // namespace generate

@@ -25,8 +25,9 @@ using progress_fn = void (*)(std::size_t done, std::size_t total);
 std::unique_ptr<engine> make_cpu_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads,
                                         progress_fn progress);
 #if VRAMPLAN_WITH_CUDA
-// planes: hold quantized matrices in the device layout (kernels/weight_planes.hpp).
-std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p,
+// planes: hold quantized matrices in the device layout (kernels/weight_planes.hpp); threads: the
+// CPU's, for the experts the plan keeps in the host tier.
+std::unique_ptr<engine> make_cuda_engine(const vramplan::io::gguf_file& file, const vramplan::plan& p, unsigned threads,
                                          progress_fn progress, bool planes);
 // Bytes free on CUDA device 0 now (the CUDA context created); throws the backend's error without one.
 std::uint64_t cuda_free_bytes();

@@ -30,7 +30,7 @@ void progress_bar(std::size_t done, std::size_t total) {
 int main(int argc, char** argv) {
     CLI::App app{"generate: run a GGUF Llama model inside a vramplan arena"};
     std::string model_path, prompt = "Once upon a time", kv = "f16", device = "cpu", budget, temp_s, host_experts,
-        weight_layout = "file";
+                            weight_layout = "file", offload = "stream";
     std::uint64_t n_predict = 32, ctx = 0, ubatch = 512, seed = 1;
     float temperature = 0.0f, top_p = 0.95f;
     std::uint32_t top_k = 40;
@@ -59,7 +59,12 @@ int main(int argc, char** argv) {
                    "CPU: the available host memory)");
     app.add_option("--host-experts", host_experts,
                    "keep the routed experts of the first N MoE layers (or all) in host memory, as the planner's "
-                   "option (default: as few as the device budget needs)");
+                   "option, where the CPU computes them (default: as few as the device budget needs)");
+    app.add_option("--offload", offload,
+                   "layers beyond the device budget: stream (copied to the device each pass) or compute (computed "
+                   "by the CPU in host memory, with their KV cache, as llama.cpp's -ngl does)")
+        ->check(CLI::IsMember({"stream", "compute"}))
+        ->capture_default_str();
     app.add_option("--temp", temperature, "sampling temperature (0: greedy)")
         ->check(CLI::Range(0.0f, 10.0f))
         ->capture_default_str();
@@ -68,7 +73,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0f, 1.0f))
         ->capture_default_str();
     app.add_option("--seed", seed, "random seed for sampling")->check(cli::count)->capture_default_str();
-    app.add_option("-t,--threads", threads, "CPU threads")
+    app.add_option("-t,--threads", threads, "CPU threads (with --device cuda: for the experts in host memory)")
         ->check(cli::count)
         ->check(CLI::Range(1u, 1024u))
         ->capture_default_str();
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
         const limits lim{.context = ctx, .batch = 1, .ubatch = ubatch};
         plan_options opt;
         if (!host_experts.empty()) opt.host_expert_layers = cli::host_expert_layers(host_experts, m);
+        opt.offload = offload == "compute" ? offload_mode::compute : offload_mode::stream;
         const plan p = plan_auto_offload(m, target, lim, opt);
         if (!p.fits())
             throw error("the model does not fit a device budget of " + to_string(bytes{target.capacity}) +
@@ -131,7 +137,7 @@ int main(int argc, char** argv) {
         const generate::progress_fn progress = isatty(STDERR_FILENO) ? &progress_bar : nullptr;
         if (cuda) {
 #if VRAMPLAN_WITH_CUDA
-            eng = generate::make_cuda_engine(file, p, progress, weight_layout == "planes");
+            eng = generate::make_cuda_engine(file, p, threads, progress, weight_layout == "planes");
 #endif
         } else {
             eng = generate::make_cpu_engine(file, p, threads, progress);
@@ -169,10 +175,12 @@ int main(int argc, char** argv) {
         fmt::print("\n\n");
         fmt::print(
             "plan: {} of {} device budget: weights {}, KV {} ({}), activations {}, staging {}; {} of {} layers "
-            "resident{}{}\n",
+            "resident{}{}{}\n",
             to_string(bytes{p.gpu.total()}), to_string(bytes{target.capacity}), to_string(bytes{p.gpu.weights.bytes}),
             to_string(bytes{p.gpu.kv.bytes}), name(p.model.kv), to_string(bytes{p.gpu.activations.bytes}),
             to_string(bytes{p.gpu.staging.bytes}), p.gpu_layers, m.shape.n_layer,
+            p.host_computed_layers() ? fmt::format(", {} computed by the CPU", p.host_computed_layers())
+                                     : std::string(),
             p.host_expert_layer_count()
                 ? fmt::format(", the experts of {} layers in host memory", p.host_expert_layer_count())
                 : std::string(),

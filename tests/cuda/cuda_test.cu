@@ -399,7 +399,7 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
     if (!have_gpu()) return;
     // A Llama with Llama 3.1's RoPE divisors (read from the GPU tier by every layer, streamed or not),
     // a qwen2 model (q/k/v biases, NeoX-style RoPE pairs), Qwen2-MoE (routing, experts, the gated
-    // shared expert; its experts also read from the host tier), Phi-3 (fused projections split),
+    // shared expert; its experts also in the host tier, computed by the CPU), Phi-3 (fused projections split),
     // Gemma 2 (embedding scale, soft-capping, GELU, post-norms, a 3-token sliding window).
     // Qwen3 (q/k norms), Qwen3-MoE (a dense first layer, q wider than the model) and Gemma 3 (five
     // sliding layers with their own RoPE base, then a global one).
@@ -441,18 +441,18 @@ TEST_CASE("the CUDA forward pass equals the CPU one and resident and streamed") 
         runtime::forward_pass<runtime::cpu_backend> cl(ca);
         const float* cl_logits = cl.forward(tokens, pos, true);
         const std::vector<float> ref(cl_logits, cl_logits + tokens.size() * s.vocab);
-        for (std::uint64_t gpu_layers : {all_gpu_layers, std::uint64_t{1}, all_gpu_layers - 1}) {
-            plan_options o;
-            o.gpu_layers = gpu_layers == all_gpu_layers - 1 ? all_gpu_layers : gpu_layers;
-            if (gpu_layers == all_gpu_layers - 1) {  // every layer resident, its experts in the host tier
-                if (s.experts == 0) continue;
-                o.host_expert_layers = s.layers;
-            }
+        // Resident; one layer resident, the rest streamed; every layer resident with its experts in
+        // the host tier (the CPU computes them); one layer resident, the CPU computing the rest.
+        std::vector<plan_options> runs{{}, {.gpu_layers = 1}, {.gpu_layers = 1, .offload = offload_mode::compute}};
+        if (s.experts != 0) runs.push_back({.host_expert_layers = s.layers});
+        for (const plan_options& o : runs) {
+            CAPTURE(o.gpu_layers);
+            CAPTURE(o.host_expert_layers);
             const plan gp = plan_inference(m, target_desc{"cuda", 1ull << 30, 0}, lim, o);
             runtime::cuda_backend gb;
             runtime::arena<runtime::cuda_backend> ga(gp, gb);
             runtime::load_weights(file, ga);
-            runtime::forward_pass<runtime::cuda_backend> gl(ga);
+            runtime::forward_pass<runtime::cuda_backend> gl(ga, 2);
             const float* g = gl.forward(tokens, pos, true);
             CHECK(max_diff(std::vector<float>(g, g + tokens.size() * s.vocab), ref) <= 1e-3);
             // The input checks are the CPU's: the same messages, before any kernel runs.

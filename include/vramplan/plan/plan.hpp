@@ -362,10 +362,13 @@ constexpr void place_weights_and_tiers(plan& p) {
     const std::uint64_t act_bytes = p.gpu.activations.bytes;
     p.gpu.activations = {p.gpu.kv.end(), act_bytes};
     p.gpu.staging = {p.gpu.activations.end(), checked_mul(p.staging_slot, 2)};
-    // The CPU runs the same block graph on the layers it computes, so it needs the same arena.
+    // The CPU runs the same block graph on the layers it computes, and the expert products of the
+    // experts kept in the host tier, so it needs the same arena: beside a GPU it computes on the
+    // host tier's copy (runtime/forward_pass.hpp).
     p.host.weights = {0, host_at};
     p.host.kv = {host_at, p.host.kv.bytes};
-    p.host.activations = {p.host.kv.end(), p.host_computed_layers() ? act_bytes : 0};
+    const bool cpu_computes = p.host_computed_layers() != 0 || p.host_expert_layer_count() != 0;
+    p.host.activations = {p.host.kv.end(), cpu_computes ? act_bytes : 0};
     p.host.staging = {p.host.activations.end(), 0};
 }
 }  // namespace detail

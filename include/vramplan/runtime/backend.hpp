@@ -54,7 +54,9 @@
 //                               routed row r = (t, j) of y (used rows per token) = plane ids[r] of the
 //                               stacked weight w (n_expert planes of n rows of k_in values in
 //                               find_expert_matmul's format) times x[t], or x[r] when x_per_route;
-//                               w may be in the host tier (experts the plan keeps there)
+//                               w is in the host tier (experts the plan keeps there) only on a
+//                               backend whose device tier is host memory: beside a device, the
+//                               pass has a CPU backend of its own compute them
 //   softcap(x, count, cap)      x = cap tanh(x / cap)
 //   expert_sum(y, routed, weights, rows, n, k)
 //                               y[t] = sum over j, in order, of weights[t][j] x routed[(t, j)]

@@ -168,8 +168,8 @@ public:
                std::uint64_t k, bool renorm) {
         gpu::route(logits, ids, weights, rows, n, k, renorm, compute_);
     }
-    // Experts the plan keeps in the host tier are read by the GPU from mapped pinned memory, over
-    // the host link, instead of computed by the CPU as the plan's estimate assumes.
+    // Only experts in device memory: the forward pass has the CPU compute those the plan keeps in
+    // the host tier (runtime/forward_pass.hpp).
     void expert_matmul(expert_matmul_kernel k, const std::byte* w, std::uint64_t /*n_expert*/, const float* x,
                        bool x_per_route, const std::int32_t* ids, float* y, std::uint64_t n, std::uint64_t k_in,
                        std::uint64_t rows, std::uint64_t used) {

@@ -3,18 +3,30 @@
 // in the buffer the planner gave it, weights come from the arena (streamed through staging when
 // the plan put the layer in the host tier), and nothing is allocated per pass. The input checks
 // (token ids, positions, context, formats) live here and nowhere else.
+//
+// What the plan has the CPU compute (offload compute's host layers, the experts kept in the host
+// tier) runs on the backend itself when its device tier is host memory. Beside a device whose
+// memory the CPU cannot address (a GPU), the pass holds a CPU backend of its own for that work,
+// which computes in the host tier's copy of the activations: a host layer's block gets only the
+// buffers the block carries (the residual stream, positions), a host expert product only its
+// input rows and expert ids, and each hands its output back. Either way the device reads no
+// weight over the host link while computing.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "vramplan/error.hpp"
 #include "vramplan/kernels/attention_layout.hpp"
 #include "vramplan/kernels/kernel_format.hpp"
 #include "vramplan/runtime/arena.hpp"
 #include "vramplan/runtime/backend.hpp"
+#include "vramplan/runtime/cpu_backend.hpp"
 #include "vramplan/runtime/layer_streamer.hpp"
 #include "vramplan/runtime/rope_call.hpp"
 #include "vramplan/runtime/weight_layout.hpp"
@@ -69,8 +81,13 @@ inline void check_runnable(const plan& p) {
 
 template <compute_backend Backend>
 class forward_pass {
+    // The CPU cannot compute on the device tier's memory: host work needs a CPU backend beside it.
+    static constexpr bool beside_device = !Backend::device_is_host_memory;
+
 public:
-    explicit forward_pass(arena<Backend>& a) : a_(a), streamer_(a) {
+    // host_threads: the threads of the CPU backend that computes, beside a device, what the plan
+    // puts on the host (unused when there is no such work, or the backend computes on host memory).
+    explicit forward_pass(arena<Backend>& a, unsigned host_threads = 1) : a_(a), streamer_(a) {
         const plan& p = a.plan();
         const forward_graph& g = p.graph;
         if (a.weights_incomplete())
@@ -78,14 +95,7 @@ public:
                 "the arena's weights are incomplete: loading them failed part way; load them again before building a "
                 "forward pass");
         check_runnable(p);
-        // Layers the plan has the CPU compute run on the backend itself when its device tier is
-        // host memory; beside a GPU they need a second, CPU backend in the pass, not there yet.
-        if (p.host_computed_layers() != 0 && !Backend::device_is_host_memory)
-            throw error("the plan has the CPU compute " + std::to_string(p.host_computed_layers()) +
-                        " host-tier layers (offload compute), which the " + std::string(Backend::name) +
-                        " backend does not run yet; plan with offload stream, which copies those layers to the "
-                        "device for each pass, or run on the CPU backend");
-        // The GPU tier's activations, and the host tier's copy of them for layers the CPU computes.
+        // The GPU tier's activations, and the host tier's copy of them for what the CPU computes.
         for (std::size_t b = 0; b < g.n_buffers; ++b) {
             bufs_[0][b] = a.base(tier::gpu) + p.gpu.activations.offset + p.act_offset[b];
             if (p.host.activations.bytes != 0)
@@ -96,12 +106,14 @@ public:
         // cannot compute on fails here, at start-up, not mid-generation.
         // A kind prepares only the ops of its own block variant.
         for (std::size_t i = 0; i < g.n_ops; ++i)
-            if (!g.in_block(i)) kernels_[0][i] = prepare(g.ops[i], 0);
+            if (!g.in_block(i)) kernels_[0][i] = prepare(a.backend(), g.ops[i], 0);
         for (std::uint32_t kind = 0; kind < p.model.n_kinds; ++kind) {
             const auto v = block_variant(p.model.kinds[kind]);
             for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i)
-                kernels_[kind][i] = prepare(g.ops[i], kind);
+                kernels_[kind][i] = prepare(a.backend(), g.ops[i], kind);
         }
+        if (beside_device && (p.host_computed_layers() != 0 || p.host_expert_layer_count() != 0))
+            make_host_side(host_threads);
         a.backend().reserve_logits(checked_mul(p.lim.output_rows(), p.model.shape.n_vocab));
     }
 
@@ -128,7 +140,8 @@ public:
                             std::to_string(p.model.shape.n_vocab));
         pass_ = {tokens, positions, T, all_logits ? T : 1};
 
-        for (std::size_t i = 0; i < g.block_begin; ++i) run(i, 0, nullptr);
+        Backend& b = a_.backend();
+        for (std::size_t i = 0; i < g.block_begin; ++i) run(b, kernels_, i, 0, nullptr);
         for (std::uint64_t l = 0; l < p.model.shape.n_layer; ++l) {
             // A layer the CPU computes reads its weights, cache and activations in the host tier;
             // only the buffers the block carries (the residual stream, positions) cross over.
@@ -136,23 +149,42 @@ public:
             use_activations(on_host);
             std::byte* w = on_host ? a_.base(tier::host) + p.layer_offset[l] : streamer_.acquire(l);
             const auto v = block_variant(p.model.layer(l));
-            for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i) run(i, l, w);
+            for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i) {
+                if constexpr (beside_device)
+                    if (on_host) {
+                        run(cpu_side_->cpu, cpu_side_->kernels, i, l, w);
+                        continue;
+                    }
+                run(b, kernels_, i, l, w);
+            }
             if (!on_host) streamer_.release(l);
         }
         use_activations(false);
-        for (std::size_t i = g.block_end; i < g.n_ops; ++i) run(i, 0, nullptr);
+        for (std::size_t i = g.block_end; i < g.n_ops; ++i) run(b, kernels_, i, 0, nullptr);
         return result_;
     }
 
     const layer_streamer<Backend>& streamer() const { return streamer_; }
 
 private:
+    template <class B>
     struct prepared {
-        typename Backend::matmul_kernel matmul{};
-        typename Backend::expert_matmul_kernel expert_matmul{};
-        typename Backend::embed_kernel embed{};
-        typename Backend::kv_append_kernel kv_append{};
-        typename Backend::attention_kernel attention{};
+        typename B::matmul_kernel matmul{};
+        typename B::expert_matmul_kernel expert_matmul{};
+        typename B::embed_kernel embed{};
+        typename B::kv_append_kernel kv_append{};
+        typename B::attention_kernel attention{};
+    };
+    // Each op's kernels, per layer kind for block ops (index 0 for the others).
+    template <class B>
+    using kernel_table = std::array<std::array<prepared<B>, max_graph_ops>, max_block_kinds>;
+    // Beside a device: the CPU backend that computes the plan's host work, its kernels for every
+    // block op, and the device tier's RoPE divisors, which host layers read (a global tensor).
+    struct host_side {
+        cpu_backend cpu;
+        kernel_table<cpu_backend> kernels{};
+        std::vector<std::byte> rope_freqs;
+        explicit host_side(unsigned threads) : cpu(0, threads) {}
     };
     struct pass {
         std::span<const std::int32_t> tokens, positions;
@@ -167,10 +199,10 @@ private:
         return (o.weight.scope == weight_scope::layer ? "tensor blk.*." : "tensor ") + std::string(o.weight.name());
     }
 
-    prepared prepare(const graph_op& o, std::uint32_t kind) {
+    template <class B>
+    prepared<B> prepare(B& b, const graph_op& o, std::uint32_t kind) {
         const plan& p = a_.plan();
-        Backend& b = a_.backend();
-        prepared k;
+        prepared<B> k;
         switch (o.kind) {
             case op_kind::embed:
                 k.embed = b.find_embed(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
@@ -178,7 +210,7 @@ private:
             case op_kind::matmul: {
                 const auto kf = kernels::to_kernel_format(weight_format(o, kind), weight_label(o));
                 k.matmul = b.find_matmul(kf);
-                if constexpr (holds_panels<Backend>)
+                if constexpr (holds_panels<B>)
                     k.matmul.panels = held_as_panels(p.graph, o.weight, weight_format(o, kind), o.n);
                 if constexpr (requires { b.find_matmul_planes(kf); })
                     if (holds_planes(b) && held_as_planes(p, o.weight, weight_format(o, kind)))
@@ -200,12 +232,28 @@ private:
             case op_kind::expert_matmul:
                 k.expert_matmul =
                     b.find_expert_matmul(kernels::to_kernel_format(weight_format(o, kind), weight_label(o)));
-                if constexpr (holds_panels<Backend>)
+                if constexpr (holds_panels<B>)
                     k.expert_matmul.panels = held_as_panels(p.graph, o.weight, weight_format(o, kind), o.n);
                 break;
             default: break;
         }
         return k;
+    }
+
+    void make_host_side(unsigned threads) {
+        const plan& p = a_.plan();
+        const forward_graph& g = p.graph;
+        cpu_side_ = std::make_unique<host_side>(threads);
+        for (std::uint32_t kind = 0; kind < p.model.n_kinds; ++kind) {
+            const auto v = block_variant(p.model.kinds[kind]);
+            for (std::size_t i = g.variant_begin[v]; i < g.variant_end[v]; ++i)
+                cpu_side_->kernels[kind][i] = prepare(cpu_side_->cpu, g.ops[i], kind);
+        }
+        if (p.host_computed_layers() != 0 && rope_freqs_bytes(p.model) != 0) {
+            cpu_side_->rope_freqs.resize(rope_freqs_bytes(p.model));
+            a_.backend().download(cpu_side_->rope_freqs.data(), a_.base(tier::gpu) + p.rope_freqs_offset,
+                                  cpu_side_->rope_freqs.size());
+        }
     }
 
     float* f32(std::uint8_t b) const { return reinterpret_cast<float*>(bufs_[host_][b]); }
@@ -225,11 +273,17 @@ private:
         host_ = host;
     }
 
+    // The experts of a resident layer may live in the host tier (plan::experts_on_host).
+    bool weight_in_host_tier(const graph_op& o, std::uint64_t layer) const {
+        const plan& p = a_.plan();
+        return o.weight.scope == weight_scope::layer && p.layer_tier(layer) == tier::gpu &&
+               p.role_tier(layer, o.weight.role()) == tier::host;
+    }
+
     const std::byte* weight(const graph_op& o, std::uint64_t layer, const std::byte* layer_base) const {
         const plan& p = a_.plan();
         if (o.weight.scope == weight_scope::layer) {
-            // The experts of a resident layer may live in the host tier (plan::experts_on_host).
-            if (p.layer_tier(layer) == tier::gpu && p.role_tier(layer, o.weight.role()) == tier::host)
+            if (weight_in_host_tier(o, layer))
                 return a_.base(tier::host) + p.role_offset_in_tier(layer, o.weight.role());
             return layer_base + p.role_offset[p.model.layer_kind[layer]][o.weight.index];
         }
@@ -237,7 +291,9 @@ private:
             case global_tensor::token_embd: return a_.base(p.token_embd_tier) + p.token_embd_offset;
             case global_tensor::output_norm: return a_.base(tier::gpu) + p.output_norm_offset;
             case global_tensor::output: return a_.base(tier::gpu) + p.output_offset;
-            case global_tensor::rope_freqs: return a_.base(tier::gpu) + p.rope_freqs_offset;
+            case global_tensor::rope_freqs:
+                if (beside_device && host_) return cpu_side_->rope_freqs.data();  // a host layer's copy
+                return a_.base(tier::gpu) + p.rope_freqs_offset;
             case global_tensor::rope_factors_long:
             case global_tensor::rope_factors_short: break;  // no op reads them: LongRoPE is refused
             case global_tensor::count: break;
@@ -258,11 +314,33 @@ private:
         return f32(b) + skip * gb.cols;
     }
 
-    void run(std::size_t i, std::uint64_t layer, const std::byte* layer_base) {
+    // Bytes of buffer b's rows in this pass (activations are f32, ids int32: 4 bytes each).
+    std::uint64_t pass_bytes(std::uint8_t b, std::uint64_t rows) const {
+        const graph_buffer& gb = a_.plan().graph.buffers[b];
+        return rows * gb.per_row * gb.cols * 4;
+    }
+
+    // Beside a device, an expert product whose experts the plan keeps in the host tier: the CPU
+    // computes it on the host tier's copies of its input rows and expert ids, and hands back the
+    // routed rows it wrote.
+    void host_expert_matmul(std::size_t i, const graph_op& o, std::uint64_t layer, std::uint64_t rows) {
+        const plan& p = a_.plan();
+        Backend& device = a_.backend();
+        for (const std::uint8_t b : {o.in[0], o.in[1]}) device.download(bufs_[1][b], bufs_[0][b], pass_bytes(b, rows));
+        cpu_side_->cpu.expert_matmul(
+            cpu_side_->kernels[p.model.layer_kind[layer]][i].expert_matmul, weight(o, layer, nullptr),
+            p.model.shape.n_expert, reinterpret_cast<const float*>(bufs_[1][o.in[0]]),
+            p.graph.buffers[o.in[0]].per_row != 1, reinterpret_cast<const std::int32_t*>(bufs_[1][o.in[1]]),
+            reinterpret_cast<float*>(bufs_[1][o.out]), o.n, o.k, rows, o.experts_used);
+        device.upload(bufs_[0][o.out], bufs_[1][o.out], pass_bytes(o.out, rows));
+    }
+
+    // Op i on backend b (the pass's backend, or beside a device the CPU computing a host layer).
+    template <class B>
+    void run(B& b, const kernel_table<B>& table, std::size_t i, std::uint64_t layer, const std::byte* layer_base) {
         const plan& p = a_.plan();
         const graph_op& o = p.graph.ops[i];
-        const prepared& k = kernels_[p.graph.in_block(i) ? p.model.layer_kind[layer] : 0][i];
-        Backend& b = a_.backend();
+        const prepared<B>& k = table[p.graph.in_block(i) ? p.model.layer_kind[layer] : 0][i];
         const std::uint64_t rows = o.output_rows ? pass_.outputs : pass_.tokens_n;
         auto w = [&] { return weight(o, layer, layer_base); };
         switch (o.kind) {
@@ -299,6 +377,11 @@ private:
                 b.route(input(o, 0), i32(o.out), f32(o.aux), rows, o.n, o.experts_used, o.renorm);
                 break;
             case op_kind::expert_matmul:
+                if constexpr (beside_device && std::is_same_v<B, Backend>)
+                    if (weight_in_host_tier(o, layer)) {
+                        host_expert_matmul(i, o, layer, rows);
+                        break;
+                    }
                 b.expert_matmul(k.expert_matmul, w(), p.model.shape.n_expert, input(o, 0),
                                 p.graph.buffers[o.in[0]].per_row != 1, i32(o.in[1]), f32(o.out), o.n, o.k, rows,
                                 o.experts_used);
@@ -346,7 +429,8 @@ private:
     std::array<std::array<std::byte*, max_graph_buffers>, 2> bufs_{};  // [0] GPU tier, [1] host tier
     std::array<bool, max_graph_buffers> carried_{};
     bool host_ = false;  // the ops use the host tier's activations
-    std::array<std::array<prepared, max_graph_ops>, max_block_kinds> kernels_{};
+    kernel_table<Backend> kernels_{};
+    std::unique_ptr<host_side> cpu_side_;  // beside a device, when the plan has the CPU compute
     pass pass_{};
     const float* result_ = nullptr;
 };

@@ -2,7 +2,8 @@
 // memory the host can address (the host tier, or every tier of the CPU backend) are read into
 // directly; device slots go through one load-time bounce buffer, freed before inference starts.
 // A tensor the backend holds in its own layout is converted in its slot, or (planes) on its way to
-// it (runtime/weight_layout.hpp).
+// it; beside a device, the tensors the CPU computes on are held as the CPU backend holds them
+// (runtime/weight_layout.hpp).
 #pragma once
 
 #include <cstdio>
@@ -38,7 +39,8 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
             throw error("tensor '" + b.name + "' in the file (" + name(t->fmt) + ", " + std::to_string(t->bytes) +
                         " bytes) differs from the plan (" + name(b.fmt) + ", " + std::to_string(b.bytes) + " bytes)");
         std::byte* dst = a.base(b.where) + b.offset;
-        if (planes_held && held_as_planes(a.plan(), b.ref, b.fmt)) {
+        const bool by_cpu = !Backend::device_is_host_memory && computed_by_cpu(a.plan(), b);
+        if (planes_held && !by_cpu && held_as_planes(a.plan(), b.ref, b.fmt)) {
             // The file's order is read aside and split into planes in the slot, or on its way there.
             bounce.resize(static_cast<std::size_t>(t->bytes));
             file.read_tensor(f.get(), *t, bounce.data());
@@ -51,7 +53,7 @@ void load_weights(const io::gguf_file& file, arena<Backend>& a,
             }
         } else if (b.where == tier::host || Backend::device_is_host_memory) {
             file.read_tensor(f.get(), *t, dst);
-            if constexpr (holds_panels<Backend>) {
+            if (holds_panels<Backend> || by_cpu) {
                 const weight_matrices m = matrices_of(a.plan(), b);
                 if (held_as_panels(a.plan().graph, b.ref, b.fmt, m.rows))
                     for (std::uint64_t i = 0; i < m.count; ++i)

@@ -63,6 +63,17 @@ inline weight_matrices matrices_of(const plan& p, const buffer_info& b) {
     return {planes, b.rows / planes};
 }
 
+// Beside a device whose memory the CPU cannot address, the weights the CPU computes on
+// (forward_pass.hpp): the layers the plan has the CPU compute, and the experts of resident layers
+// kept in the host tier. The loader holds them as the CPU backend would, panels included, and
+// never in a device's planes; the rest of the host tier (streamed layers) is held as the device
+// holds it, since it is copied there as it is.
+inline bool computed_by_cpu(const plan& p, const buffer_info& b) {
+    if (b.where != tier::host || b.layer < 0) return false;
+    const auto layer = static_cast<std::uint64_t>(b.layer);
+    return p.host_computed(layer) || p.layer_tier(layer) == tier::gpu;  // a resident layer's host part: experts
+}
+
 // Converts a tensor read as the file stores it; scratch grows to sixteen rows once per load.
 inline void convert_to_panels(format f, std::byte* data, std::uint64_t rows, std::uint64_t cols,
                               std::vector<std::uint8_t>& scratch) {
