@@ -106,18 +106,17 @@ VRAMPLAN_TARGET_AVX2 inline k4_pair_scales k4_scales_of_pair(const Panel& pb, in
 
 // When a 256-bit tile prefetches: during its second half of each block (rows 8..15), which reads
 // only lines the first half brought into L1 and so makes no misses of its own: without requests
-// from the tile, memory works then only as far as the hardware prefetchers run ahead. The block after next goes out then, a quarter per step
-// (prefetch_block_quarter), for every K-quant. Prefetched during the first half instead, beside
-// that half's own misses, the requests held the core's few L1 miss buffers the loads needed: the
-// Q4_K tile then ran faster with no prefetch at all (0.61-0.67 of the read loop against 0.51-0.52)
-// and Q5_K's with its values' run only. A synthetic stream (a 2,304-byte block read as two passes
-// of half lines with the same arithmetic per byte as the Q4_K tile) showed the idle second pass:
-// 0.88 of its read loop with no prefetch, 0.88 with it in the first pass, 1.0-1.1 with it in the
-// second. The kernels, measured on the AMD EPYC (Zen 3, bench/REPORT.md), 4096 x 14336 over
-// 512 MiB, two threads, share of the read loop over four rounds in turn, first-half prefetches
-// (none for Q4_K, the values' run for Q5_K) against second-half ones: Q5_K 0.46-0.50 against
-// 0.51-0.56, Q2_K 0.58-0.64 against 0.58-0.70, Q3_K 0.44-0.52 against 0.46-0.60; Q4_K (0.60-0.70
-// against 0.64-0.68) and Q6_K (0.52-0.55 against 0.50-0.54) unchanged, so one rule serves all.
+// from the tile, memory works then only as far as the hardware prefetchers run ahead. The block after next goes out
+// then, a quarter per step (prefetch_block_quarter), for every K-quant. Prefetched during the first half instead,
+// beside that half's own misses, the requests held the core's few L1 miss buffers the loads needed: the Q4_K tile then
+// ran faster with no prefetch at all (0.61-0.67 of the read loop against 0.51-0.52) and Q5_K's with its values' run
+// only. A synthetic stream (a 2,304-byte block read as two passes of half lines with the same arithmetic per byte as
+// the Q4_K tile) showed the idle second pass: 0.88 of its read loop with no prefetch, 0.88 with it in the first
+// pass, 1.0-1.1 with it in the second. The kernels, measured on the AMD EPYC (Zen 3, bench/REPORT.md), 4096 x 14336
+// over 512 MiB, two threads, share of the read loop over four rounds in turn, first-half prefetches (none for Q4_K, the
+// values' run for Q5_K) against second-half ones: Q5_K 0.46-0.50 against 0.51-0.56, Q2_K 0.58-0.64 against 0.58-0.70,
+// Q3_K 0.44-0.52 against 0.46-0.60; Q4_K (0.60-0.70 against 0.64-0.68) and Q6_K (0.52-0.55 against 0.50-0.54)
+// unchanged, so one rule serves all.
 inline constexpr int k_prefetch_half = 1;
 
 // Q4_K and Q5_K: per pair of sub-blocks, the low nibbles are sub-block 2p and the high ones
@@ -146,9 +145,9 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
             const std::int16_t* bs = x[t * stride + b].bsums;
             VRAMPLAN_UNROLL
             for (int k = 0; k < 4; ++k)
-                x_sums[t][k] = static_cast<std::int32_t>(static_cast<std::uint16_t>(bs[4 * k] + bs[4 * k + 1]) |
-                                                         static_cast<std::uint32_t>(bs[4 * k + 2] + bs[4 * k + 3])
-                                                             << 16);
+                x_sums[t][k] =
+                    static_cast<std::int32_t>(static_cast<std::uint16_t>(bs[4 * k] + bs[4 * k + 1]) |
+                                              static_cast<std::uint32_t>(bs[4 * k + 2] + bs[4 * k + 3]) << 16);
         }
         VRAMPLAN_UNROLL
         for (int h = 0; h < 2; ++h) {
@@ -184,21 +183,23 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
                         const std::int8_t* xq = xh[t * stride + b].qs + 64 * pair;
                         byte_dot_step<Vnni, widen, 8>(c, lo_sum[t], lo16[t], lo, _mm256_set1_epi32(x_chunk(xq, c)),
                                                       sc.scale0);
-                        byte_dot_step<Vnni, widen, 8>(c, hi_sum[t], hi16[t], hv,
-                                                      _mm256_set1_epi32(x_chunk(xq, 8 + c)), sc.scale1);
+                        byte_dot_step<Vnni, widen, 8>(c, hi_sum[t], hi16[t], hv, _mm256_set1_epi32(x_chunk(xq, 8 + c)),
+                                                      sc.scale1);
                     }
                 }
                 VRAMPLAN_UNROLL
                 for (int t = 0; t < Tokens; ++t) {
                     if constexpr (Vnni) {
                         const __m256i low16 = _mm256_set1_epi32(0xffff);
-                        dot[t] = _mm256_add_epi32(dot[t], _mm256_mullo_epi32(lo_sum[t], _mm256_and_si256(sc.scale0, low16)));
-                        dot[t] = _mm256_add_epi32(dot[t], _mm256_mullo_epi32(hi_sum[t], _mm256_and_si256(sc.scale1, low16)));
+                        dot[t] =
+                            _mm256_add_epi32(dot[t], _mm256_mullo_epi32(lo_sum[t], _mm256_and_si256(sc.scale0, low16)));
+                        dot[t] =
+                            _mm256_add_epi32(dot[t], _mm256_mullo_epi32(hi_sum[t], _mm256_and_si256(sc.scale1, low16)));
                     } else {
                         dot[t] = _mm256_add_epi32(lo_sum[t], hi_sum[t]);
                     }
-                    min_dot[t] = _mm256_add_epi32(min_dot[t],
-                                                  _mm256_madd_epi16(sc.mins, _mm256_set1_epi32(x_sums[t][pair])));
+                    min_dot[t] =
+                        _mm256_add_epi32(min_dot[t], _mm256_madd_epi16(sc.mins, _mm256_set1_epi32(x_sums[t][pair])));
                 }
             }
             const __m256 d = lanes_of(pb.d + r0), dmin = lanes_of(pb.dmin + r0);
@@ -226,13 +227,15 @@ VRAMPLAN_TARGET_AVX2 inline __m256i k_small_group(const Panel& pb, int n, int l,
         // Low four bits: groups 0 and 1 in the low nibbles of ql chunks l and l + 8, groups 2 and 3
         // in their high nibbles; high two: bits 2g..2g + 1 of the qh chunk, moved to bits 4..5.
         const __m256i nibble = _mm256_set1_epi8(0x0f);
-        const __m256i low = load256(pb.ql[16 * n + 8 * (g % 2) + l][r0]);
-        const __m256i h = _mm256_and_si256(load256(pb.qh[8 * n + l][r0]), _mm256_set1_epi8(static_cast<char>(3 << 2 * g)));
+        const __m256i low = load256(q6_ql(pb, 16 * n + 8 * (g % 2) + l)[r0]);
+        const __m256i h =
+            _mm256_and_si256(load256(q6_qh(pb, 8 * n + l)[r0]), _mm256_set1_epi8(static_cast<char>(3 << 2 * g)));
         const __m256i low4 = _mm256_and_si256(g < 2 ? low : _mm256_srli_epi16(low, 4), nibble);
         const __m256i high2 = g < 2 ? _mm256_slli_epi16(h, 4 - 2 * g) : _mm256_srli_epi16(h, 2 * g - 4);
         return _mm256_or_si256(low4, high2);
     } else {
-        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(load256(pb.qs[8 * n + l][r0]), 2 * g), _mm256_set1_epi8(0x03));
+        const __m256i q =
+            _mm256_and_si256(_mm256_srli_epi16(load256(pb.qs[8 * n + l][r0]), 2 * g), _mm256_set1_epi8(0x03));
         if constexpr (std::is_same_v<Panel, panel_q3_k>)
             return _mm256_or_si256(q, move_bit(load256(pb.hmask[l][r0]), 4 * n + g, 2));
         else

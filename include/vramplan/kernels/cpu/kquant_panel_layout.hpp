@@ -15,7 +15,8 @@
 //    eight bytes of low bits, then a 32-bit word of two high bits per sub-block), and the third
 //    bits (hmask) as chunks.
 //  - Q6_K: sixteen sub-blocks of 16 values with signed 8-bit scales; value = d * scale * (q - 32),
-//    q's low four bits in ql and high two in qh, in the file's order within each chunk.
+//    q's low four bits in ql and high two in qh, in the file's order within each chunk, the chunks
+//    in the order the kernels read them (q6_ql, q6_qh say where each is).
 // The integer sum of a sub-block is exact (the offsets, Q4_K's and Q2_K's minimums, Q3_K's 4 and
 // Q6_K's 32, meet Q8_K's precomputed activation sums in integers); scales are applied in f32 per
 // sub-block, except in the 256-bit kernels, which keep a half block's scaled sum an integer
@@ -60,12 +61,24 @@ struct panel_q3_k {
     std::uint8_t hmask[8][panel_rows][4];
     std::uint8_t qs[16][panel_rows][4];
 };
+// Q6_K's value chunks as the kernels read them: for each half n of the block and chunk position l,
+// the ql chunks 16n + l and 16n + 8 + l (a value's low bits, groups 0, 2 and 1, 3) and the qh chunk
+// 8n + l (its high bits), so a block is read front to back. In the file's order (all of ql, then
+// qh) the kernels read three runs of lines interleaved, which the hardware prefetchers follow
+// poorly: measured on two cores of the AMD EPYC (Zen 4, AVX-512 VNNI), 4096 x 14336 over 512 MiB,
+// two rounds in turn, the one-token product ran at 19.9 GB/s in the file's order (with the
+// software prefetch it needed there), 22.6-24.1 in this order with it, and 30.5-35.5 in this order
+// without it, 1.02-1.03 of the read loop in the same runs (bench/REPORT.md).
 struct panel_q6_k {
     half_bits d[panel_rows];
     std::int8_t scales[16][panel_rows];
-    std::uint8_t ql[32][panel_rows][4];
-    std::uint8_t qh[16][panel_rows][4];
+    std::uint8_t q[2][8][3][panel_rows][4];  // [n][l]: ql 16n + l, ql 16n + 8 + l, qh 8n + l
 };
+// Where ql chunk c (the file's ql bytes 4c..4c+3 of each row) and qh chunk c are.
+inline const std::uint8_t (*q6_ql(const panel_q6_k& p, int c))[4] { return p.q[c / 16][c % 8][c % 16 / 8]; }
+inline const std::uint8_t (*q6_qh(const panel_q6_k& p, int c))[4] { return p.q[c / 8][c % 8][2]; }
+inline std::uint8_t (*q6_ql(panel_q6_k& p, int c))[4] { return p.q[c / 16][c % 8][c % 16 / 8]; }
+inline std::uint8_t (*q6_qh(panel_q6_k& p, int c))[4] { return p.q[c / 8][c % 8][2]; }
 static_assert(sizeof(panel_q2_k) == panel_rows * sizeof(blocks::q2_k), "a panel keeps the bytes");
 static_assert(sizeof(panel_q3_k) == panel_rows * sizeof(blocks::q3_k), "a panel keeps the bytes");
 static_assert(sizeof(panel_q4_k) == panel_rows * sizeof(blocks::q4_k), "a panel keeps the bytes");
@@ -209,16 +222,16 @@ inline void pack_k_panel(const blocks::q6_k* const* rows, std::uint64_t b0, std:
         for (int r = 0; r < panel_rows; ++r) {
             const blocks::q6_k& src = rows[r][b0 + b];
             panel_q6_k& p = out[b];
-            for (int c = 0; c < 32; ++c) std::memcpy(p.ql[c][r], src.ql + 4 * c, 4);
-            for (int c = 0; c < 16; ++c) std::memcpy(p.qh[c][r], src.qh + 4 * c, 4);
+            for (int c = 0; c < 32; ++c) std::memcpy(q6_ql(p, c)[r], src.ql + 4 * c, 4);
+            for (int c = 0; c < 16; ++c) std::memcpy(q6_qh(p, c)[r], src.qh + 4 * c, 4);
             for (int s = 0; s < 16; ++s) p.scales[s][r] = src.scales[s];
             p.d[r] = src.d;
         }
 }
 inline blocks::q6_k unpack_k_panel(const panel_q6_k& p, int r) {
     blocks::q6_k out;
-    for (int c = 0; c < 32; ++c) std::memcpy(out.ql + 4 * c, p.ql[c][r], 4);
-    for (int c = 0; c < 16; ++c) std::memcpy(out.qh + 4 * c, p.qh[c][r], 4);
+    for (int c = 0; c < 32; ++c) std::memcpy(out.ql + 4 * c, q6_ql(p, c)[r], 4);
+    for (int c = 0; c < 16; ++c) std::memcpy(out.qh + 4 * c, q6_qh(p, c)[r], 4);
     for (int s = 0; s < 16; ++s) out.scales[s] = p.scales[s][r];
     out.d = p.d[r];
     return out;
@@ -282,20 +295,20 @@ inline constexpr int k_small_offset = std::is_same_v<Panel, panel_q6_k>   ? 32
 
 // Quarter `step` (0..3) of the cache lines of the super-block after next into L2, one quarter per
 // step of a kernel's work on this one, so the requests stay in flight beside the arithmetic.
-// Q6_K's three runs of lines (ql's two halves and qh) are read interleaved, which the hardware
-// prefetchers follow poorly. Measured on two cores of the AMD EPYC over 400 MB of 2048 x 5632
-// Q6_K copies: 12-17 GB/s without, 17-21 into L1 (prefetcht0: the core's miss buffers fill), 28-41
-// into L2; further ahead (8 blocks) 26-36. Q4_K gains less (about 5%) there. The AVX-512 kernels
-// prefetch all through each block; the 256-bit tiles, which work a block in two halves, during
-// the second (kquant_panel_avx2.hpp's k_prefetch_half).
+// In the file's order of chunks Q6_K's three runs of lines (ql's two halves and qh) were read
+// interleaved, which the hardware prefetchers follow poorly. Measured then on two cores of the AMD
+// EPYC over 400 MB of 2048 x 5632 Q6_K copies: 12-17 GB/s without, 17-21 into L1 (prefetcht0: the
+// core's miss buffers fill), 28-41 into L2; further ahead (8 blocks) 26-36. The AVX-512 kernels
+// prefetch all through each block, for the formats that gain from it (k_avx512_prefetches); the
+// 256-bit tiles, which work a block in two halves, during the second (kquant_panel_avx2.hpp's
+// k_prefetch_half).
 // The address is formed as an integer: two blocks past a tensor's last is past its end.
 // From and Bytes: the part of the block prefetched (whole lines: the panels' parts start on them).
 template <class Panel, std::size_t From = 0, std::size_t Bytes = sizeof(Panel)>
 inline void prefetch_block_quarter(const Panel* block, int step) {
     static_assert(From % 64 == 0 && From + Bytes <= sizeof(Panel), "whole lines of the block");
     constexpr int lines = static_cast<int>((Bytes + 255) / 256);
-    const std::uintptr_t ahead =
-        reinterpret_cast<std::uintptr_t>(block) + 2 * sizeof(Panel) + From + 64 * lines * step;
+    const std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(block) + 2 * sizeof(Panel) + From + 64 * lines * step;
     for (int i = 0; i < lines; ++i) __builtin_prefetch(reinterpret_cast<const void*>(ahead + 64 * i), 0, 2);
 }
 
