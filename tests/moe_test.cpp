@@ -24,6 +24,7 @@
 #include "vramplan/runtime/weight_layout.hpp"
 
 using namespace vramplan;
+using reference_run::file_bytes;
 using reference_run::gap;
 using reference_run::run;
 using reference_run::written_model;
@@ -328,16 +329,10 @@ TEST_CASE("beside a device, the CPU computes the experts kept in the host tier, 
     device_double backend(1ull << 30);
     runtime::arena<device_double> a(p, backend);
     runtime::load_weights(file, a);
-    auto file_bytes = [&](const std::string& tensor) {
-        const io::gguf_tensor_info* info = file.find_tensor(tensor);
-        std::vector<std::uint8_t> out(info->bytes);
-        file.read_tensor(*info, reinterpret_cast<std::byte*>(out.data()));
-        return out;
-    };
     for (const std::string tensor :
          {"blk.0.ffn_gate_exps.weight", "blk.1.ffn_gate_exps.weight", "blk.0.attn_q.weight"}) {
         CAPTURE(tensor);
-        const auto want = file_bytes(tensor);
+        const auto want = file_bytes(file, tensor);
         const auto view = a.view(tensor);
         REQUIRE(view.bytes == want.size());
         CHECK(view.where == (tensor == "blk.0.ffn_gate_exps.weight" ? tier::host : tier::gpu));

@@ -39,6 +39,14 @@ struct written_model {
     ~written_model() { std::filesystem::remove(path); }
 };
 
+// A tensor's bytes as the file stores them.
+inline std::vector<std::uint8_t> file_bytes(const io::gguf_file& file, const std::string& tensor) {
+    const io::gguf_tensor_info* info = file.find_tensor(tensor);
+    std::vector<std::uint8_t> out(info->bytes);
+    file.read_tensor(*info, reinterpret_cast<std::byte*>(out.data()));
+    return out;
+}
+
 struct run_result {
     std::vector<std::vector<float>> logits;  // one row per position
     std::uint64_t streamed_copies = 0;

@@ -42,6 +42,7 @@ extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #include "vramplan/runtime/weight_layout.hpp"
 
 using namespace vramplan;
+using reference_run::file_bytes;
 using reference_run::gap;
 using reference_run::run;
 using reference_run::written_model;
@@ -379,21 +380,15 @@ TEST_CASE("the CPU backend holds the Q4_0 and Q8_0 tensors only matmuls read as 
         cpu_backend backend(1ull << 30);
         runtime::arena<cpu_backend> a(p, backend);
         runtime::load_weights(file, a);
-        auto file_bytes = [&](const std::string& tensor) {
-            const io::gguf_tensor_info* info = file.find_tensor(tensor);
-            std::vector<std::uint8_t> out(info->bytes);
-            file.read_tensor(*info, reinterpret_cast<std::byte*>(out.data()));
-            return out;
-        };
         // Read by embed: as the file stores it.
-        const auto embd = file_bytes("token_embd.weight");
+        const auto embd = file_bytes(file, "token_embd.weight");
         CHECK(std::memcmp(a.view("token_embd.weight").data, embd.data(), embd.size()) == 0);
         CHECK_FALSE(runtime::held_as_panels(p.graph, global_weight(global_tensor::token_embd), format{w}, s.vocab));
         // Read by matmuls only: block b of row 16 g + r is panel g's block b, lane r; rows after
         // the last whole panel as stored.
         for (const std::string tensor : {"blk.1.attn_q.weight", "blk.2.ffn_up.weight", "output.weight"}) {
             CAPTURE(tensor);
-            const auto want = file_bytes(tensor);
+            const auto want = file_bytes(file, tensor);
             const auto view = a.view(tensor);
             REQUIRE(view.bytes == want.size());
             CHECK(std::memcmp(view.data, want.data(), want.size()) != 0);
@@ -553,13 +548,7 @@ TEST_CASE("a backend that holds planes gets the matrices only matmuls read in pl
         planes_holding_backend backend(p.target.capacity);
         runtime::arena<planes_holding_backend> a(p, backend);
         runtime::load_weights(file, a);
-        auto file_bytes = [&](const std::string& tensor) {
-            const io::gguf_tensor_info* info = file.find_tensor(tensor);
-            std::vector<std::uint8_t> out(info->bytes);
-            file.read_tensor(*info, reinterpret_cast<std::byte*>(out.data()));
-            return out;
-        };
-        const auto embd = file_bytes("token_embd.weight");
+        const auto embd = file_bytes(file, "token_embd.weight");
         CHECK(std::memcmp(a.view("token_embd.weight").data, embd.data(), embd.size()) == 0);
         CHECK_FALSE(runtime::held_as_planes(p, global_weight(global_tensor::token_embd), format{w}));
         CHECK(runtime::held_as_planes(p, layer_weight(tensor_role::attn_q), format{w}));
@@ -574,7 +563,7 @@ TEST_CASE("a backend that holds planes gets the matrices only matmuls read in pl
             for (const std::string role : {"attn_q", "ffn_down"}) {
                 const std::string tensor = "blk." + std::to_string(l) + "." + role + ".weight";
                 CAPTURE(tensor);
-                const auto want = file_bytes(tensor);
+                const auto want = file_bytes(file, tensor);
                 const auto view = a.view(tensor);
                 REQUIRE(view.bytes == want.size());
                 // Hand-placed: the values of block i at i * (block - 2), its scale after all the values.
