@@ -459,6 +459,8 @@ BENCHMARK(BM_panel_tile_in_cache<kernel_format::q4_k, 4>);
 BENCHMARK(BM_panel_tile_in_cache<kernel_format::q5_k, 1>);
 BENCHMARK(BM_panel_tile_in_cache<kernel_format::q6_k, 1>);
 BENCHMARK(BM_panel_tile_in_cache<kernel_format::q6_k, 4>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q2_k, 1>);
+BENCHMARK(BM_panel_tile_in_cache<kernel_format::q3_k, 1>);
 BENCHMARK(BM_expert_prefill<kernel_format::q4_0>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_expert_prefill<kernel_format::q4_k>)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_expert_decode<kernel_format::q4_0>)->UseManualTime()->Unit(benchmark::kMillisecond);

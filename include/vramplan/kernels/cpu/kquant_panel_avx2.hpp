@@ -120,7 +120,7 @@ VRAMPLAN_TARGET_AVX2 inline k4_pair_scales k4_scales_of_pair(const Panel& pb, in
 inline constexpr int k_prefetch_half = 1;
 
 // Q4_K and Q5_K: per pair of sub-blocks, the low nibbles are sub-block 2p and the high ones
-// 2p + 1 (Q5_K's fifth bits from bits 2p and 2p + 1 of its qh chunk). A half block's sum stays an
+// 2p + 1 (Q5_K's fifth bits from the pair's own chunks, as in kquant_panel_avx512.hpp). A half block's sum stays an
 // integer, sum over sub-blocks of scale * (q . x) (vpmaddwd weights the pair sums by the scale as
 // it widens them; with VNNI a vpmulld does), less sum of min * (x's 32-value sum); d and dmin
 // apply once. Bounds: |q . x| <= 32 * 31 * 128 and scales are below 64, so eight sub-blocks stay
@@ -171,12 +171,12 @@ VRAMPLAN_TARGET_AVX2 inline void k_panel_tile_k4_avx2(const Panel* p, std::uint6
                 }
                 VRAMPLAN_UNROLL
                 for (int c = 0; c < 8; ++c) {
-                    const __m256i v = load256(pb.qs[8 * pair + c][r0]);
+                    const __m256i v = load256(qs_chunk(pb, 8 * pair + c)[r0]);
                     __m256i lo = _mm256_and_si256(v, nibble), hv = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
                     if constexpr (q5) {
-                        const __m256i fifth = load256(pb.qh[c][r0]);
-                        lo = _mm256_or_si256(lo, move_bit(fifth, 2 * pair, 4));
-                        hv = _mm256_or_si256(hv, move_bit(fifth, 2 * pair + 1, 4));
+                        const __m256i fifth = load256(pb.pairs[pair].fifth[c / 4][r0]);
+                        lo = _mm256_or_si256(lo, move_bit(fifth, 2 * (c % 4), 4));
+                        hv = _mm256_or_si256(hv, move_bit(fifth, 2 * (c % 4) + 1, 4));
                     }
                     VRAMPLAN_UNROLL
                     for (int t = 0; t < Tokens; ++t) {
@@ -235,9 +235,9 @@ VRAMPLAN_TARGET_AVX2 inline __m256i k_small_group(const Panel& pb, int n, int l,
         return _mm256_or_si256(low4, high2);
     } else {
         const __m256i q =
-            _mm256_and_si256(_mm256_srli_epi16(load256(pb.qs[8 * n + l][r0]), 2 * g), _mm256_set1_epi8(0x03));
+            _mm256_and_si256(_mm256_srli_epi16(load256(qs_chunk(pb, 8 * n + l)[r0]), 2 * g), _mm256_set1_epi8(0x03));
         if constexpr (std::is_same_v<Panel, panel_q3_k>)
-            return _mm256_or_si256(q, move_bit(load256(pb.hmask[l][r0]), 4 * n + g, 2));
+            return _mm256_or_si256(q, move_bit(load256(pb.halves[n].third[l / 2][r0]), 4 * (l % 2) + g, 2));
         else
             return q;
     }

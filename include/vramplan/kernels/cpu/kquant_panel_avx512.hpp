@@ -16,16 +16,18 @@ VRAMPLAN_AVX512_WARNINGS_OFF
 namespace simd {
 
 // Whether a 512-bit tile prefetches the block after next (prefetch_block_quarter) as it works: the
-// formats whose panels it reads front to back, Q4_K and Q6_K, leave that to the hardware
-// prefetchers, whose requests do not take the core's miss buffers from the tile's own loads; the
-// others, which read a few runs of lines at once (Q5_K's qh beside qs, Q3_K's hmask beside qs) or
-// which compute less per byte (Q2_K), keep it. Measured on two cores of the AMD EPYC (Zen 4,
-// AVX-512 VNNI), 4096 x 14336 over 512 MiB, without against with, two rounds in turn, GB/s of the
+// formats whose panels it reads front to back with arithmetic to spare, Q4_K, Q5_K and Q6_K, leave
+// that to the hardware prefetchers, whose requests do not take the core's miss buffers from the
+// tile's own loads; Q2_K and Q3_K, whose arithmetic runs near memory's rate (one core, panels in
+// L2: 28.5 and 23.0 GB/s against Q4_K's 51), keep it. Measured on two cores of the AMD EPYC (Zen 4,
+// AVX-512 VNNI), 4096 x 14336 over 512 MiB, without against with, rounds in turn, GB/s of the
 // one-token product: Q4_K 29.0 / 28.3 against 25.5 / 25.0, Q6_K (its order of chunks) 35.5 / 30.5
-// against 22.6 / 24.1, Q5_K 22.9 / 23.9 against 22.4 / 22.0, Q2_K 22.6 / 22.5 against 26.4 / 23.4,
-// Q3_K 15.5 / 14.7 against 23.7 / 21.5.
+// against 22.6 / 24.1, Q2_K 22.6 / 22.5 against 26.4 / 23.4; with their third and fifth bits beside
+// their values (kquant_panel_layout.hpp), Q5_K 32.7 / 38.8 / 35.7 against 24.5 / 25.1 / 26.0 and
+// Q3_K 22.5 / 27.9 / 29.5 against 25.8 / 26.6 / 29.5 (in the file's order, Q5_K 23.5-24.6 with the
+// prefetch, Q3_K 23.3-25.0).
 template <class Panel>
-inline constexpr bool k_avx512_prefetches = !std::is_same_v<Panel, panel_q4_k> && !std::is_same_v<Panel, panel_q6_k>;
+inline constexpr bool k_avx512_prefetches = std::is_same_v<Panel, panel_q2_k> || std::is_same_v<Panel, panel_q3_k>;
 
 // Sub-block j's low bits of scale (0..3) and min (4..7) for the sixteen rows, one per lane.
 template <class Panel>
@@ -42,8 +44,8 @@ VRAMPLAN_TARGET_AVX512_VNNI inline __m512i move_bit(__m512i h, int from, int to)
 
 // Q4_K (and Q5_K, with its fifth bits) with AVX-512 VNNI. Per pair of sub-blocks (64 values, 32
 // bytes a row): the low nibbles are sub-block 2p, the high ones 2p + 1; each token's integer sums
-// of both, then their f32 scales. Q5_K's pair p takes bit 2p of the qh chunk for its low values
-// and bit 2p + 1 for its high ones. The minimums: sum_j min_j * (x's 32-value sum j), as 16-bit
+// of both, then their f32 scales. Q5_K's value chunk c of a pair takes bits 2 (c % 4) and
+// 2 (c % 4) + 1 of the pair's fifth-bit chunk c / 4 for its low and high values. The minimums: sum_j min_j * (x's 32-value sum j), as 16-bit
 // pairs in vpdpwssd (min < 64, |sum| <= 32 * 127), subtracted in f32 after the scales.
 template <class Panel, int Tokens>
 VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel* p, std::uint64_t /*one panel*/,
@@ -68,14 +70,14 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel*
             for (int t = 0; t < Tokens; ++t) lo_sum[t] = hi_sum[t] = _mm512_setzero_si512();
             VRAMPLAN_UNROLL
             for (int c = 0; c < 8; ++c) {
-                __m512i v = _mm512_loadu_si512(pb.qs[8 * pair + c]);
+                __m512i v = _mm512_loadu_si512(qs_chunk(pb, 8 * pair + c));
                 VRAMPLAN_KEEP_IN_REGISTER(v);
                 __m512i lo = _mm512_and_si512(v, nibble), hv = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
                 if constexpr (std::is_same_v<Panel, panel_q5_k>) {
-                    __m512i h = _mm512_loadu_si512(pb.qh[c]);
+                    __m512i h = _mm512_loadu_si512(pb.pairs[pair].fifth[c / 4]);
                     VRAMPLAN_KEEP_IN_REGISTER(h);
-                    lo = _mm512_or_si512(lo, move_bit(h, 2 * pair, 4));
-                    hv = _mm512_or_si512(hv, move_bit(h, 2 * pair + 1, 4));
+                    lo = _mm512_or_si512(lo, move_bit(h, 2 * (c % 4), 4));
+                    hv = _mm512_or_si512(hv, move_bit(h, 2 * (c % 4) + 1, 4));
                 }
                 VRAMPLAN_UNROLL
                 for (int t = 0; t < Tokens; ++t) {
@@ -136,7 +138,8 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel*
 // (half n of the block, bytes 4l..4l+3 of its 32) gives four groups of four values, group g's in
 // sub-block 8n + 2g + l / 4 at element 128n + 32g + 4l, from the chunks that format keeps:
 //  - Q2_K: two bits per value, group g at bits 2g of the qs chunk; value = d scale q - dmin min;
-//  - Q3_K: those two bits plus bit 4n + g of the hmask chunk as the third; value = d scale (q - 4);
+//  - Q3_K: those two bits plus bit 4 (l % 2) + g of half n's third-bit chunk l / 2 as the third;
+//    value = d scale (q - 4);
 //  - Q6_K: four bits from ql chunks l (groups 0, 2) and l + 8 (1, 3) and two from the qh chunk,
 //    in the file's bit order; value = d scale (q - 32).
 // q is unsigned in vpdpbusd; each sub-block's lanes start at minus the offset times x's 16-value
@@ -158,17 +161,17 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_small_values(const Panel& pb, int n, i
         q[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(c, 4), nibble),
                                _mm512_and_si512(_mm512_srli_epi16(h, 2), b45));
     } else {
-        __m512i v = _mm512_loadu_si512(pb.qs[8 * n + l]);
+        __m512i v = _mm512_loadu_si512(qs_chunk(pb, 8 * n + l));
         VRAMPLAN_KEEP_IN_REGISTER(v);
         q[0] = _mm512_and_si512(v, two);
         q[1] = _mm512_and_si512(_mm512_srli_epi16(v, 2), two);
         q[2] = _mm512_and_si512(_mm512_srli_epi16(v, 4), two);
         q[3] = _mm512_and_si512(_mm512_srli_epi16(v, 6), two);
         if constexpr (std::is_same_v<Panel, panel_q3_k>) {
-            __m512i h = _mm512_loadu_si512(pb.hmask[l]);
+            __m512i h = _mm512_loadu_si512(pb.halves[n].third[l / 2]);
             VRAMPLAN_KEEP_IN_REGISTER(h);
             VRAMPLAN_UNROLL
-            for (int g = 0; g < 4; ++g) q[g] = _mm512_or_si512(q[g], move_bit(h, 4 * n + g, 2));
+            for (int g = 0; g < 4; ++g) q[g] = _mm512_or_si512(q[g], move_bit(h, 4 * (l % 2) + g, 2));
         }
     }
 }

@@ -9,11 +9,12 @@
 //    byte per row with the low four bits of both (lo[j][r]: scale | min << 4), and per row one
 //    32-bit word of the high two bits of both (bits 4j..4j+1 the scale's, 4j+2..4j+3 the min's):
 //    the same 12 bytes a row, decoded for sixteen rows with a few vector operations.
-//  - Q5_K: Q4_K's panel and the fifth bits (qh) as chunks of their own.
+//  - Q5_K: Q4_K's panel and the fifth bits (qh), rearranged so that each pair of sub-blocks has its
+//    own beside its values.
 //  - Q2_K: sixteen sub-blocks of 16 values, 4-bit scale and min in a byte each, as in the file.
 //  - Q3_K: sixteen sub-blocks of 16 with signed 6-bit scales, rearranged as Q4_K's are (the file's
 //    eight bytes of low bits, then a 32-bit word of two high bits per sub-block), and the third
-//    bits (hmask) as chunks.
+//    bits (hmask) rearranged as Q5_K's fifth, each half of the block's beside its values.
 //  - Q6_K: sixteen sub-blocks of 16 values with signed 8-bit scales; value = d * scale * (q - 32),
 //    q's low four bits in ql and high two in qh, in the file's order within each chunk, the chunks
 //    in the order the kernels read them (q6_ql, q6_qh say where each is).
@@ -40,13 +41,20 @@ struct panel_q4_k {
     std::uint32_t hi[panel_rows];        // row r's high bits of all eight scales and mins
     std::uint8_t qs[32][panel_rows][4];  // chunk c: the file's qs bytes 4c..4c+3
 };
-struct panel_q5_k {  // Q4_K's panel with the fifth bits: qh chunk c is the file's qh bytes 4c..4c+3
+// Q4_K's panel with the fifth bits, each pair p of sub-blocks' (eight value chunks) just before its
+// value chunks, so that a block is read front to back: byte i of row r of fifth[k] holds, at bits
+// 2c and 2c + 1, the fifth bits of the low and high nibbles of byte i of the pair's value chunk
+// 4k + c (the file's qh bits 2p and 2p + 1 of qh byte 4 (4k + c) + i). The file's qh, read by
+// every pair, was a second run of lines beside the values' (measured in bench/REPORT.md).
+struct panel_q5_k {
     half_bits d[panel_rows];
     half_bits dmin[panel_rows];
     std::uint8_t lo[8][panel_rows];
     std::uint32_t hi[panel_rows];
-    std::uint8_t qh[8][panel_rows][4];
-    std::uint8_t qs[32][panel_rows][4];
+    struct pair_bytes {
+        std::uint8_t fifth[2][panel_rows][4];
+        std::uint8_t qs[8][panel_rows][4];
+    } pairs[4];
 };
 struct panel_q2_k {
     half_bits d[panel_rows];
@@ -54,12 +62,18 @@ struct panel_q2_k {
     std::uint8_t scales[16][panel_rows];  // sub-block s: scale (bits 0..3) and min (4..7), as in the file
     std::uint8_t qs[16][panel_rows][4];
 };
+// Q3_K's third bits, as Q5_K's fifth: each half n of the block (128 values, eight value chunks)
+// has its own just before its value chunks; byte i of row r of third[k] holds, at bits 4c..4c + 3,
+// the third bits of the four groups of byte i of the half's value chunk 2k + c (the file's hmask
+// bits 4n..4n + 3 of hmask byte 4 (2k + c) + i).
 struct panel_q3_k {
     half_bits d[panel_rows];
     std::uint8_t lo[8][panel_rows];  // the file's scale bytes 0..7: low bits of sub-blocks j and j + 8
     std::uint32_t hi[panel_rows];    // sub-block s's top two bits at bits 2s..2s+1
-    std::uint8_t hmask[8][panel_rows][4];
-    std::uint8_t qs[16][panel_rows][4];
+    struct half_bytes {
+        std::uint8_t third[4][panel_rows][4];
+        std::uint8_t qs[8][panel_rows][4];
+    } halves[2];
 };
 // Q6_K's value chunks as the kernels read them: for each half n of the block and chunk position l,
 // the ql chunks 16n + l and 16n + 8 + l (a value's low bits, groups 0, 2 and 1, 3) and the qh chunk
@@ -79,6 +93,16 @@ inline const std::uint8_t (*q6_ql(const panel_q6_k& p, int c))[4] { return p.q[c
 inline const std::uint8_t (*q6_qh(const panel_q6_k& p, int c))[4] { return p.q[c / 8][c % 8][2]; }
 inline std::uint8_t (*q6_ql(panel_q6_k& p, int c))[4] { return p.q[c / 16][c % 8][c % 16 / 8]; }
 inline std::uint8_t (*q6_qh(panel_q6_k& p, int c))[4] { return p.q[c / 8][c % 8][2]; }
+// Where value chunk c (the file's qs bytes 4c..4c+3 of each row) is, for the formats with qs.
+template <class Panel>
+inline auto* qs_chunk(Panel& p, int c) {
+    if constexpr (requires { p.pairs; })
+        return p.pairs[c / 8].qs[c % 8];
+    else if constexpr (requires { p.halves; })
+        return p.halves[c / 8].qs[c % 8];
+    else
+        return p.qs[c];
+}
 static_assert(sizeof(panel_q2_k) == panel_rows * sizeof(blocks::q2_k), "a panel keeps the bytes");
 static_assert(sizeof(panel_q3_k) == panel_rows * sizeof(blocks::q3_k), "a panel keeps the bytes");
 static_assert(sizeof(panel_q4_k) == panel_rows * sizeof(blocks::q4_k), "a panel keeps the bytes");
@@ -136,9 +160,15 @@ inline void pack_k4_panel(const Block* const* rows, std::uint64_t b0, std::uint6
                 p.lo[j][r] = static_cast<std::uint8_t>((scale & 15) | (min & 15) << 4);
                 p.hi[r] |= static_cast<std::uint32_t>((scale >> 4) | (min >> 4) << 2) << (4 * j);
             }
-            for (int c = 0; c < 32; ++c) std::memcpy(p.qs[c][r], src.qs + 4 * c, 4);
+            for (int c = 0; c < 32; ++c) std::memcpy(qs_chunk(p, c)[r], src.qs + 4 * c, 4);
             if constexpr (requires { src.qh; })
-                for (int c = 0; c < 8; ++c) std::memcpy(p.qh[c][r], src.qh + 4 * c, 4);
+                for (int pair = 0; pair < 4; ++pair)
+                    for (int c = 0; c < 8; ++c)
+                        for (int i = 0; i < 4; ++i) {
+                            std::uint8_t& to = p.pairs[pair].fifth[c / 4][r][i];
+                            if (c % 4 == 0) to = 0;
+                            to |= static_cast<std::uint8_t>(((src.qh[4 * c + i] >> (2 * pair)) & 3) << (2 * (c % 4)));
+                        }
         }
 }
 template <class Block, class Panel>
@@ -153,9 +183,15 @@ inline Block unpack_k4_panel(const Panel& p, int r) {
         min[j] = (p.lo[j][r] >> 4) | static_cast<int>((high >> 2) & 3) << 4;
     }
     detail::k4_pack_scales(scale, min, out.scales);
-    for (int c = 0; c < 32; ++c) std::memcpy(out.qs + 4 * c, p.qs[c][r], 4);
-    if constexpr (requires { out.qh; })
-        for (int c = 0; c < 8; ++c) std::memcpy(out.qh + 4 * c, p.qh[c][r], 4);
+    for (int c = 0; c < 32; ++c) std::memcpy(out.qs + 4 * c, qs_chunk(p, c)[r], 4);
+    if constexpr (requires { out.qh; }) {
+        for (auto& byte : out.qh) byte = 0;
+        for (int pair = 0; pair < 4; ++pair)
+            for (int c = 0; c < 8; ++c)
+                for (int i = 0; i < 4; ++i)
+                    out.qh[4 * c + i] |= static_cast<std::uint8_t>(
+                        ((p.pairs[pair].fifth[c / 4][r][i] >> (2 * (c % 4))) & 3) << (2 * pair));
+    }
     return out;
 }
 inline void pack_k_panel(const blocks::q4_k* const* rows, std::uint64_t b0, std::uint64_t n, panel_q4_k* out) {
@@ -199,8 +235,14 @@ inline void pack_k_panel(const blocks::q3_k* const* rows, std::uint64_t b0, std:
             p.hi[r] = 0;
             for (int sub = 0; sub < 16; ++sub)
                 p.hi[r] |= static_cast<std::uint32_t>((src.scales[8 + sub % 4] >> (2 * (sub / 4))) & 3) << (2 * sub);
-            for (int c = 0; c < 8; ++c) std::memcpy(p.hmask[c][r], src.hmask + 4 * c, 4);
-            for (int c = 0; c < 16; ++c) std::memcpy(p.qs[c][r], src.qs + 4 * c, 4);
+            for (int c = 0; c < 16; ++c) std::memcpy(qs_chunk(p, c)[r], src.qs + 4 * c, 4);
+            for (int n = 0; n < 2; ++n)
+                for (int c = 0; c < 8; ++c)
+                    for (int i = 0; i < 4; ++i) {
+                        std::uint8_t& to = p.halves[n].third[c / 2][r][i];
+                        if (c % 2 == 0) to = 0;
+                        to |= static_cast<std::uint8_t>(((src.hmask[4 * c + i] >> (4 * n)) & 15) << (4 * (c % 2)));
+                    }
         }
 }
 inline blocks::q3_k unpack_k_panel(const panel_q3_k& p, int r) {
@@ -212,8 +254,13 @@ inline blocks::q3_k unpack_k_panel(const panel_q3_k& p, int r) {
         for (int q = 0; q < 4; ++q) byte |= ((p.hi[r] >> (2 * (4 * q + k))) & 3) << (2 * q);
         out.scales[8 + k] = static_cast<std::uint8_t>(byte);
     }
-    for (int c = 0; c < 8; ++c) std::memcpy(out.hmask + 4 * c, p.hmask[c][r], 4);
-    for (int c = 0; c < 16; ++c) std::memcpy(out.qs + 4 * c, p.qs[c][r], 4);
+    for (int c = 0; c < 16; ++c) std::memcpy(out.qs + 4 * c, qs_chunk(p, c)[r], 4);
+    for (auto& byte : out.hmask) byte = 0;
+    for (int n = 0; n < 2; ++n)
+        for (int c = 0; c < 8; ++c)
+            for (int i = 0; i < 4; ++i)
+                out.hmask[4 * c + i] |=
+                    static_cast<std::uint8_t>(((p.halves[n].third[c / 2][r][i] >> (4 * (c % 2))) & 15) << (4 * n));
     return out;
 }
 
