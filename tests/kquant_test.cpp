@@ -462,6 +462,59 @@ TEST_CASE(
 }
 
 namespace {
+// Sixteen equal rows of two super-blocks whose every value has the format's largest magnitude
+// (`value`, worked out by hand from the block's bytes, with d = dmin = 1), times tokens of ones
+// (Q8_K: every value -127 at d = -1/127): each sub-block's integer sum at its bound, where the
+// kernels keep sums in 16 bits (the 512-bit tiles pair Q2_K's and Q3_K's) or scale them as
+// integers. Every row of every token is 512 * value.
+template <class Block>
+void check_panel_bounds(Block block, double value) {
+    using panel = typename cpu::k_panel_of<Block>::type;
+    block.d = to_half(1.0f);
+    if constexpr (requires { block.dmin; }) block.dmin = to_half(1.0f);
+    const Block* rows[cpu::panel_rows];
+    const Block two[2] = {block, block};
+    for (auto& r : rows) r = two;
+    panel panels[2];
+    cpu::pack_k_panel(rows, 0, 2, panels);
+    const std::vector<float> ones(2 * blocks::qk_k, 1.0f);
+    blocks::q8_k xq[2 * cpu::panel_tokens];
+    for (int b = 0; b < 2 * cpu::panel_tokens; ++b) quantize_block(ones.data(), xq[b]);
+    for (const auto isa : test_data::cpu_paths()) {
+        CAPTURE(cpu::cpu_isa_name(isa));
+        const cpu::cpu_isa_scope path(isa);
+        for (int n = 1; n <= cpu::panel_tokens; ++n) {
+            CAPTURE(n);
+            float out[cpu::panel_tokens * cpu::panel_rows];
+            cpu::find_k_panel_kernels<Block>().tile[n - 1](panels, 0, xq, 2, 2, out);
+            for (int i = 0; i < n * cpu::panel_rows; ++i) CHECK(out[i] == doctest::Approx(512 * value).epsilon(1e-6));
+        }
+    }
+}
+}  // namespace
+
+TEST_CASE("K-quant panels with every value at its largest magnitude: integer sums at their bounds on every path") {
+    blocks::q2_k q2{};  // scale and minimum 15, q = 3: 15 * 3 - 15
+    std::memset(q2.scales, 0xff, sizeof q2.scales);
+    std::memset(q2.qs, 0xff, sizeof q2.qs);
+    check_panel_bounds(q2, 30.0);
+    blocks::q3_k q3{};  // 6-bit scales 0, so -32; q = 0 with no third bit, so -4
+    check_panel_bounds(q3, 128.0);
+    blocks::q4_k q4{};  // scales and minimums 63, q = 15: 63 * 15 - 63
+    std::memset(q4.scales, 0xff, sizeof q4.scales);
+    std::memset(q4.qs, 0xff, sizeof q4.qs);
+    check_panel_bounds(q4, 882.0);
+    blocks::q5_k q5{};  // Q4_K's with the fifth bits: q = 31
+    std::memcpy(q5.scales, q4.scales, sizeof q5.scales);
+    std::memset(q5.qs, 0xff, sizeof q5.qs);
+    std::memset(q5.qh, 0xff, sizeof q5.qh);
+    check_panel_bounds(q5, 63.0 * 31 - 63);
+    blocks::q6_k q6{};  // scales -128, q = 0, so -32
+    std::memset(q6.scales, 0x80, sizeof q6.scales);
+    check_panel_bounds(q6, 4096.0);
+}
+
+namespace {
 // Rows of forty blocks (two slices of the prefill product: thirty-two, then eight), held as panels
 // and as stored (36 rows: two panels and four rows packed on the way), for 70 tokens (passes of
 // sixteen, the last of six) and for 5 (rows as stored: the row product, kquant_matmul), on pools
