@@ -133,6 +133,27 @@ struct k_panel_of<blocks::q6_k> {
 };
 
 namespace detail {
+// Q5_K's fifth and Q3_K's third bits: the file's `width` bits at bit width * part of byte 4c + i of
+// its 32 high-bit bytes are bits width * (c % per) of byte i of row r of the part's chunk c / per
+// (per = 8 / width values a byte).
+inline void gather_high_bits(const std::uint8_t* file, int part, int width, std::uint8_t (*chunks)[panel_rows][4],
+                             int r) {
+    const int per = 8 / width, mask = (1 << width) - 1;
+    for (int c = 0; c < 8; ++c)
+        for (int i = 0; i < 4; ++i) {
+            std::uint8_t& to = chunks[c / per][r][i];
+            if (c % per == 0) to = 0;
+            to |= static_cast<std::uint8_t>(((file[4 * c + i] >> (width * part)) & mask) << (width * (c % per)));
+        }
+}
+inline void scatter_high_bits(const std::uint8_t (*chunks)[panel_rows][4], int part, int width, int r,
+                              std::uint8_t* file) {
+    const int per = 8 / width, mask = (1 << width) - 1;
+    for (int c = 0; c < 8; ++c)
+        for (int i = 0; i < 4; ++i)
+            file[4 * c + i] |=
+                static_cast<std::uint8_t>(((chunks[c / per][r][i] >> (width * (c % per))) & mask) << (width * part));
+}
 // The inverse of block_decode.hpp's scale_min_k4: eight 6-bit scales and minimums into 12 bytes.
 inline void k4_pack_scales(const int* scale, const int* min, std::uint8_t* s) {
     for (int j = 0; j < 12; ++j) s[j] = 0;
@@ -162,13 +183,7 @@ inline void pack_k4_panel(const Block* const* rows, std::uint64_t b0, std::uint6
             }
             for (int c = 0; c < 32; ++c) std::memcpy(qs_chunk(p, c)[r], src.qs + 4 * c, 4);
             if constexpr (requires { src.qh; })
-                for (int pair = 0; pair < 4; ++pair)
-                    for (int c = 0; c < 8; ++c)
-                        for (int i = 0; i < 4; ++i) {
-                            std::uint8_t& to = p.pairs[pair].fifth[c / 4][r][i];
-                            if (c % 4 == 0) to = 0;
-                            to |= static_cast<std::uint8_t>(((src.qh[4 * c + i] >> (2 * pair)) & 3) << (2 * (c % 4)));
-                        }
+                for (int pair = 0; pair < 4; ++pair) detail::gather_high_bits(src.qh, pair, 2, p.pairs[pair].fifth, r);
         }
 }
 template <class Block, class Panel>
@@ -186,11 +201,7 @@ inline Block unpack_k4_panel(const Panel& p, int r) {
     for (int c = 0; c < 32; ++c) std::memcpy(out.qs + 4 * c, qs_chunk(p, c)[r], 4);
     if constexpr (requires { out.qh; }) {
         for (auto& byte : out.qh) byte = 0;
-        for (int pair = 0; pair < 4; ++pair)
-            for (int c = 0; c < 8; ++c)
-                for (int i = 0; i < 4; ++i)
-                    out.qh[4 * c + i] |= static_cast<std::uint8_t>(
-                        ((p.pairs[pair].fifth[c / 4][r][i] >> (2 * (c % 4))) & 3) << (2 * pair));
+        for (int pair = 0; pair < 4; ++pair) detail::scatter_high_bits(p.pairs[pair].fifth, pair, 2, r, out.qh);
     }
     return out;
 }
@@ -236,13 +247,7 @@ inline void pack_k_panel(const blocks::q3_k* const* rows, std::uint64_t b0, std:
             for (int sub = 0; sub < 16; ++sub)
                 p.hi[r] |= static_cast<std::uint32_t>((src.scales[8 + sub % 4] >> (2 * (sub / 4))) & 3) << (2 * sub);
             for (int c = 0; c < 16; ++c) std::memcpy(qs_chunk(p, c)[r], src.qs + 4 * c, 4);
-            for (int n = 0; n < 2; ++n)
-                for (int c = 0; c < 8; ++c)
-                    for (int i = 0; i < 4; ++i) {
-                        std::uint8_t& to = p.halves[n].third[c / 2][r][i];
-                        if (c % 2 == 0) to = 0;
-                        to |= static_cast<std::uint8_t>(((src.hmask[4 * c + i] >> (4 * n)) & 15) << (4 * (c % 2)));
-                    }
+            for (int n = 0; n < 2; ++n) detail::gather_high_bits(src.hmask, n, 4, p.halves[n].third, r);
         }
 }
 inline blocks::q3_k unpack_k_panel(const panel_q3_k& p, int r) {
@@ -256,11 +261,7 @@ inline blocks::q3_k unpack_k_panel(const panel_q3_k& p, int r) {
     }
     for (int c = 0; c < 16; ++c) std::memcpy(out.qs + 4 * c, qs_chunk(p, c)[r], 4);
     for (auto& byte : out.hmask) byte = 0;
-    for (int n = 0; n < 2; ++n)
-        for (int c = 0; c < 8; ++c)
-            for (int i = 0; i < 4; ++i)
-                out.hmask[4 * c + i] |=
-                    static_cast<std::uint8_t>(((p.halves[n].third[c / 2][r][i] >> (4 * (c % 2))) & 15) << (4 * n));
+    for (int n = 0; n < 2; ++n) detail::scatter_high_bits(p.halves[n].third, n, 4, r, out.hmask);
     return out;
 }
 
