@@ -233,13 +233,21 @@ VRAMPLAN_TARGET_AVX2 inline __m256i k_small_group(const Panel& pb, int n, int l,
         const __m256i low4 = _mm256_and_si256(g < 2 ? low : _mm256_srli_epi16(low, 4), nibble);
         const __m256i high2 = g < 2 ? _mm256_slli_epi16(h, 4 - 2 * g) : _mm256_srli_epi16(h, 2 * g - 4);
         return _mm256_or_si256(low4, high2);
+    } else if constexpr (std::is_same_v<Panel, panel_q3_k>) {
+        // Three-bit fields (kquant_panel_layout.hpp's panel_q3_k), moved down to bits 0..2: every
+        // group of the pair's first position and groups 0 and 1 of its second are whole in one
+        // chunk; groups 2 and 3 of the second take their low bits from a or b, the third from c.
+        const auto& chunks = pb.values[n][l / 2];
+        const int c = l % 2;
+        if (c == 0 || g < 2) {
+            const __m256i whole = load256((g < 2 ? chunks[c] : chunks[2])[r0]);
+            return _mm256_and_si256(g % 2 == 1 ? _mm256_srli_epi16(whole, 3) : whole, _mm256_set1_epi8(0x07));
+        }
+        const __m256i low = _mm256_and_si256(_mm256_srli_epi16(load256(chunks[g - 2][r0]), 6), _mm256_set1_epi8(0x03));
+        const __m256i third = _mm256_and_si256(_mm256_srli_epi16(load256(chunks[2][r0]), 4 + (g - 2)), _mm256_set1_epi8(0x04));
+        return _mm256_or_si256(low, third);
     } else {
-        const __m256i q =
-            _mm256_and_si256(_mm256_srli_epi16(load256(qs_chunk(pb, 8 * n + l)[r0]), 2 * g), _mm256_set1_epi8(0x03));
-        if constexpr (std::is_same_v<Panel, panel_q3_k>)
-            return _mm256_or_si256(q, move_bit(load256(pb.halves[n].third[l / 2][r0]), 4 * (l % 2) + g, 2));
-        else
-            return q;
+        return _mm256_and_si256(_mm256_srli_epi16(load256(qs_chunk(pb, 8 * n + l)[r0]), 2 * g), _mm256_set1_epi8(0x03));
     }
 }
 

@@ -15,19 +15,16 @@ namespace vramplan::kernels::cpu {
 VRAMPLAN_AVX512_WARNINGS_OFF
 namespace simd {
 
-// Whether a 512-bit tile prefetches the block after next (prefetch_block_quarter) as it works: the
-// formats whose panels it reads front to back with arithmetic to spare, Q4_K, Q5_K and Q6_K, leave
-// that to the hardware prefetchers, whose requests do not take the core's miss buffers from the
-// tile's own loads; Q2_K and Q3_K, whose arithmetic runs near memory's rate (one core, panels in
-// L2: 28.5 and 23.0 GB/s against Q4_K's 51), keep it. Measured on two cores of the AMD EPYC (Zen 4,
+// The 512-bit tiles read each panel front to back and leave the lines ahead to the hardware
+// prefetchers, whose requests do not take the core's miss buffers from the tile's own loads. A
+// software prefetch of the block after next (prefetch_block_quarter, as the 256-bit tiles do) slowed
+// every K-quant whose arithmetic keeps up with memory. Measured on two cores of the AMD EPYC (Zen 4,
 // AVX-512 VNNI), 4096 x 14336 over 512 MiB, without against with, rounds in turn, GB/s of the
-// one-token product: Q4_K 29.0 / 28.3 against 25.5 / 25.0, Q6_K (its order of chunks) 35.5 / 30.5
-// against 22.6 / 24.1, Q2_K 22.6 / 22.5 against 26.4 / 23.4; with their third and fifth bits beside
-// their values (kquant_panel_layout.hpp), Q5_K 32.7 / 38.8 / 35.7 against 24.5 / 25.1 / 26.0 and
-// Q3_K 22.5 / 27.9 / 29.5 against 25.8 / 26.6 / 29.5 (in the file's order, Q5_K 23.5-24.6 with the
-// prefetch, Q3_K 23.3-25.0).
-template <class Panel>
-inline constexpr bool k_avx512_prefetches = std::is_same_v<Panel, panel_q2_k> || std::is_same_v<Panel, panel_q3_k>;
+// one-token product: Q4_K 29.0 / 28.3 against 25.5 / 25.0, Q6_K 35.5 / 30.5 against 22.6 / 24.1,
+// Q5_K 32.7 / 38.8 / 35.7 against 24.5 / 25.1 / 26.0; and once Q3_K's three-bit fields ran its
+// one-token tile at 35 GB/s a core in L2 (against 25), share of the read loop, Q3_K 0.92 / 0.88
+// against 0.78 / 0.79 and Q2_K 0.81 / 0.76 / 0.77 / 0.79 against 0.76 / 0.79 / 0.78 / 0.75 / 0.83
+// (bench/REPORT.md).
 
 // Sub-block j's low bits of scale (0..3) and min (4..7) for the sixteen rows, one per lane.
 template <class Panel>
@@ -51,6 +48,7 @@ template <class Panel, int Tokens>
 VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel* p, std::uint64_t /*one panel*/,
                                                                     const blocks::q8_k* x, std::uint64_t stride,
                                                                     std::uint64_t nblocks, float* out) {
+    constexpr bool q5 = std::is_same_v<Panel, panel_q5_k>;
     const __m512i nibble = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi32(3);
     __m512 acc[Tokens];
     VRAMPLAN_UNROLL
@@ -59,12 +57,12 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel*
         const Panel& pb = p[b];
         const __m512i hi = _mm512_loadu_si512(pb.hi);
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb.d)));
+        const __m512 d16 = _mm512_mul_ps(d, _mm512_set1_ps(1.0f / 16.0f));
         __m512 sb[Tokens];
         VRAMPLAN_UNROLL
         for (int t = 0; t < Tokens; ++t) sb[t] = _mm512_setzero_ps();
         VRAMPLAN_UNROLL
         for (int pair = 0; pair < 4; ++pair) {
-            if constexpr (k_avx512_prefetches<Panel>) prefetch_block_quarter(p + b, pair);
             __m512i lo_sum[Tokens], hi_sum[Tokens];
             VRAMPLAN_UNROLL
             for (int t = 0; t < Tokens; ++t) lo_sum[t] = hi_sum[t] = _mm512_setzero_si512();
@@ -72,8 +70,12 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel*
             for (int c = 0; c < 8; ++c) {
                 __m512i v = _mm512_loadu_si512(qs_chunk(pb, 8 * pair + c));
                 VRAMPLAN_KEEP_IN_REGISTER(v);
-                __m512i lo = _mm512_and_si512(v, nibble), hv = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-                if constexpr (std::is_same_v<Panel, panel_q5_k>) {
+                // Q4_K's high nibbles are taken in place, sixteen times their value (undone in the
+                // scale); Q5_K's move down to meet their fifth bits.
+                __m512i lo = _mm512_and_si512(v, nibble),
+                        hv = q5 ? _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble)
+                                : _mm512_and_si512(v, _mm512_set1_epi8(static_cast<char>(0xf0)));
+                if constexpr (q5) {
                     __m512i h = _mm512_loadu_si512(pb.pairs[pair].fifth[c / 4]);
                     VRAMPLAN_KEEP_IN_REGISTER(h);
                     lo = _mm512_or_si512(lo, move_bit(h, 2 * (c % 4), 4));
@@ -93,7 +95,10 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel*
             const __m512i s1 =
                 _mm512_or_si512(_mm512_and_si512(k4_low_bits(pb, j + 1), nibble),
                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 4 * j + 4), three), 4));
-            const __m512 ds0 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(s0)), ds1 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(s1));
+            // Q4_K's high sums are sixteen times their value: d / 16, exact as a power of two, is
+            // their d (16 times the sum stays below 2^24, so exact in f32 too).
+            const __m512 ds0 = _mm512_mul_ps(d, _mm512_cvtepi32_ps(s0)),
+                         ds1 = _mm512_mul_ps(q5 ? d : d16, _mm512_cvtepi32_ps(s1));
             VRAMPLAN_UNROLL
             for (int t = 0; t < Tokens; ++t) {
                 sb[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo_sum[t]), ds0, sb[t]);
@@ -134,22 +139,36 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_k4_avx512_vnni(const Panel*
     for (int t = 0; t < Tokens; ++t) _mm512_storeu_ps(out + t * panel_rows, acc[t]);
 }
 
+// vpternlogd's tables for (a | b) & c, a | (b & c), and c ? a : b (bit by bit).
+inline constexpr int k_or_and = 0xa8, k_or_masked = 0xf8, k_select = 0xe4;
+
 // The formats of sixteen-value sub-blocks (Q2_K, Q3_K, Q6_K) with AVX-512 VNNI. A chunk position
 // (half n of the block, bytes 4l..4l+3 of its 32) gives four groups of four values, group g's in
-// sub-block 8n + 2g + l / 4 at element 128n + 32g + 4l, from the chunks that format keeps:
-//  - Q2_K: two bits per value, group g at bits 2g of the qs chunk; value = d scale q - dmin min;
-//  - Q3_K: those two bits plus bit 4 (l % 2) + g of half n's third-bit chunk l / 2 as the third;
-//    value = d scale (q - 4);
+// sub-block 8n + 2g + l / 4 at element 128n + 32g + 4l, each as 2^k_small_shift(g) times its q:
+//  - Q2_K: two bits per value, group g at bits 2g of the qs chunk, taken in place (an AND, where
+//    moving them down took a shift and an AND): 4^g q; value = d scale q - dmin min;
+//  - Q3_K: three-bit fields (kquant_panel_layout.hpp's panel_q3_k): of a pair of positions, six
+//    values an AND of one chunk (q, or 8 q for those at bits 3..5), two a select of two shifted
+//    chunks and an AND; value = d scale (q - 4);
 //  - Q6_K: four bits from ql chunks l (groups 0, 2) and l + 8 (1, 3) and two from the qh chunk,
-//    in the file's bit order; value = d scale (q - 32).
+//    in the file's bit order, moved down: q; value = d scale (q - 32).
 // q is unsigned in vpdpbusd; each sub-block's lanes start at minus the offset times x's 16-value
-// sum, so the offset is exact before the signed scale. Q2_K's minimums meet x's sums as 16-bit
-// pairs in vpdpwssd.
+// sum (times 2^k_small_shift), so the offset is exact before the signed scale. Q2_K's minimums
+// meet x's sums as 16-bit pairs in vpdpwssd.
+template <class Panel>
+constexpr int k_small_shift(int g) {
+    if constexpr (std::is_same_v<Panel, panel_q2_k>)
+        return 2 * g;
+    else if constexpr (std::is_same_v<Panel, panel_q3_k>)
+        return g % 2 == 1 ? 3 : 0;
+    else
+        return 0;
+}
 template <class Panel>
 VRAMPLAN_TARGET_AVX512_VNNI inline void k_small_values(const Panel& pb, int n, int l, __m512i* q) {
-    const __m512i two = _mm512_set1_epi8(0x03);
     if constexpr (std::is_same_v<Panel, panel_q6_k>) {
-        const __m512i nibble = _mm512_set1_epi8(0x0f), b23 = _mm512_set1_epi8(0x0c), b45 = _mm512_set1_epi8(0x30);
+        const __m512i two = _mm512_set1_epi8(0x03), nibble = _mm512_set1_epi8(0x0f), b23 = _mm512_set1_epi8(0x0c),
+                      b45 = _mm512_set1_epi8(0x30);
         __m512i a = _mm512_loadu_si512(q6_ql(pb, 16 * n + l)), c = _mm512_loadu_si512(q6_ql(pb, 16 * n + 8 + l)),
                 h = _mm512_loadu_si512(q6_qh(pb, 8 * n + l));
         VRAMPLAN_KEEP_IN_REGISTER(a);
@@ -160,19 +179,35 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_small_values(const Panel& pb, int n, i
         q[2] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(a, 4), nibble), _mm512_and_si512(h, b45));
         q[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(c, 4), nibble),
                                _mm512_and_si512(_mm512_srli_epi16(h, 2), b45));
+    } else if constexpr (std::is_same_v<Panel, panel_q3_k>) {
+        const auto& chunks = pb.values[n][l / 2];
+        const __m512i low3 = _mm512_set1_epi8(0x07), high3 = _mm512_set1_epi8(0x38);
+        __m512i a = _mm512_loadu_si512(chunks[0]), c = _mm512_loadu_si512(chunks[2]);
+        VRAMPLAN_KEEP_IN_REGISTER(a);
+        VRAMPLAN_KEEP_IN_REGISTER(c);
+        if (l % 2 == 0) {
+            q[0] = _mm512_and_si512(a, low3);
+            q[1] = _mm512_and_si512(a, high3);
+            q[2] = _mm512_and_si512(c, low3);
+            q[3] = _mm512_and_si512(c, high3);
+        } else {
+            __m512i b = _mm512_loadu_si512(chunks[1]);
+            VRAMPLAN_KEEP_IN_REGISTER(b);
+            q[0] = _mm512_and_si512(b, low3);
+            q[1] = _mm512_and_si512(b, high3);
+            // Group 2: a's bits 6..7 and c's bit 6 to bits 0..2; group 3: b's 6..7 and c's 7 to 3..5.
+            q[2] = _mm512_and_si512(_mm512_ternarylogic_epi32(_mm512_srli_epi16(a, 6), _mm512_srli_epi16(c, 4),
+                                                              _mm512_set1_epi8(0x03), k_select),
+                                    low3);
+            q[3] = _mm512_and_si512(_mm512_ternarylogic_epi32(_mm512_srli_epi16(b, 3), _mm512_srli_epi16(c, 2),
+                                                              _mm512_set1_epi8(0x18), k_select),
+                                    high3);
+        }
     } else {
         __m512i v = _mm512_loadu_si512(qs_chunk(pb, 8 * n + l));
         VRAMPLAN_KEEP_IN_REGISTER(v);
-        q[0] = _mm512_and_si512(v, two);
-        q[1] = _mm512_and_si512(_mm512_srli_epi16(v, 2), two);
-        q[2] = _mm512_and_si512(_mm512_srli_epi16(v, 4), two);
-        q[3] = _mm512_and_si512(_mm512_srli_epi16(v, 6), two);
-        if constexpr (std::is_same_v<Panel, panel_q3_k>) {
-            __m512i h = _mm512_loadu_si512(pb.halves[n].third[l / 2]);
-            VRAMPLAN_KEEP_IN_REGISTER(h);
-            VRAMPLAN_UNROLL
-            for (int g = 0; g < 4; ++g) q[g] = _mm512_or_si512(q[g], move_bit(h, 4 * (l % 2) + g, 2));
-        }
+        VRAMPLAN_UNROLL
+        for (int g = 0; g < 4; ++g) q[g] = _mm512_and_si512(v, _mm512_set1_epi8(static_cast<char>(3 << (2 * g))));
     }
 }
 
@@ -182,9 +217,6 @@ VRAMPLAN_TARGET_AVX512_VNNI inline __m512i row_bytes_as_lanes(const Byte* bytes)
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
     return std::is_signed_v<Byte> ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v);
 }
-
-// vpternlogd's tables for (a | b) & c and a | (b & c).
-inline constexpr int k_or_and = 0xa8, k_or_masked = 0xf8;
 
 // Q2_K's and Q3_K's scales of sub-blocks a and b (the same half of the block) as the 16-bit halves
 // of each row's lane, a's low: the shape vpdpwssd multiplies two sub-blocks' integer sums by (each
@@ -248,14 +280,14 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_small_avx512_vnni(const Pan
         VRAMPLAN_UNROLL
         for (int step = 0; step < 4; ++step) {
             const int n = step / 2, half = step % 2;
-            if constexpr (k_avx512_prefetches<Panel>) prefetch_block_quarter(p + b, step);
             // Sub-blocks 8n + 2g + half for the four groups g.
             __m512i sum[4][Tokens];
             VRAMPLAN_UNROLL
             for (int g = 0; g < 4; ++g) {
                 VRAMPLAN_UNROLL
                 for (int t = 0; t < Tokens; ++t)
-                    sum[g][t] = _mm512_set1_epi32(-offset * x[t * stride + b].bsums[8 * n + 2 * g + half]);
+                    sum[g][t] = _mm512_set1_epi32(-(offset << k_small_shift<Panel>(g)) *
+                                                  x[t * stride + b].bsums[8 * n + 2 * g + half]);
             }
             VRAMPLAN_UNROLL
             for (int i = 0; i < 4; ++i) {
@@ -277,8 +309,11 @@ VRAMPLAN_TARGET_AVX512_VNNI inline void k_panel_tile_small_avx512_vnni(const Pan
                     const k_small_pair pair = k_small_scale_pair(pb, sa, sb2);
                     VRAMPLAN_UNROLL
                     for (int t = 0; t < Tokens; ++t) {
-                        const __m512i sums = _mm512_mask_blend_epi16(0xaaaaaaaa, sum[2 * gp][t],
-                                                                     _mm512_slli_epi32(sum[2 * gp + 1][t], 16));
+                        // Each sum is 2^shift times the sub-block's, a 16-bit integer: moved to its half.
+                        const int lo_shift = k_small_shift<Panel>(2 * gp), hi_shift = k_small_shift<Panel>(2 * gp + 1);
+                        const __m512i low = lo_shift == 0 ? sum[2 * gp][t] : _mm512_srli_epi32(sum[2 * gp][t], lo_shift);
+                        const __m512i sums = _mm512_mask_blend_epi16(
+                            0xaaaaaaaa, low, _mm512_slli_epi32(sum[2 * gp + 1][t], 16 - hi_shift));
                         scaled[t] = _mm512_dpwssd_epi32(scaled[t], sums, pair.scales);
                         if constexpr (has_mins) {
                             const std::int16_t* bs = x[t * stride + b].bsums;

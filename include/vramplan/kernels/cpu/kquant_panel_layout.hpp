@@ -13,8 +13,8 @@
 //    own beside its values.
 //  - Q2_K: sixteen sub-blocks of 16 values, 4-bit scale and min in a byte each, as in the file.
 //  - Q3_K: sixteen sub-blocks of 16 with signed 6-bit scales, rearranged as Q4_K's are (the file's
-//    eight bytes of low bits, then a 32-bit word of two high bits per sub-block), and the third
-//    bits (hmask) rearranged as Q5_K's fifth, each half of the block's beside its values.
+//    eight bytes of low bits, then a 32-bit word of two high bits per sub-block), and each value's
+//    two low bits (qs) and third (hmask) rebuilt into three-bit fields, in the order they are read.
 //  - Q6_K: sixteen sub-blocks of 16 values with signed 8-bit scales; value = d * scale * (q - 32),
 //    q's low four bits in ql and high two in qh, in the file's order within each chunk, the chunks
 //    in the order the kernels read them (q6_ql, q6_qh say where each is).
@@ -62,19 +62,48 @@ struct panel_q2_k {
     std::uint8_t scales[16][panel_rows];  // sub-block s: scale (bits 0..3) and min (4..7), as in the file
     std::uint8_t qs[16][panel_rows][4];
 };
-// Q3_K's third bits, as Q5_K's fifth: each half n of the block (128 values, eight value chunks)
-// has its own just before its value chunks; byte i of row r of third[k] holds, at bits 4c..4c + 3,
-// the third bits of the four groups of byte i of the half's value chunk 2k + c (the file's hmask
-// bits 4n..4n + 3 of hmask byte 4 (2k + c) + i).
+// Q3_K's three-bit values (the two low bits from qs, the third from hmask) rebuilt so that most
+// are one AND away. Each pair k of chunk positions l = 2k + c (c = 0, 1) of half n of the block has
+// three chunks, whose byte i of row r holds the values of byte i of both positions (group g's of
+// position l: element 128n + 32g + 4l + i), at bits (q3_value_bits):
+//   a: g0 of 2k at 0..2, g1 of 2k at 3..5, the low two bits of g2 of 2k + 1 at 6..7;
+//   b: g0 of 2k + 1 at 0..2, g1 of 2k + 1 at 3..5, the low two bits of g3 of 2k + 1 at 6..7;
+//   c: g2 of 2k at 0..2, g3 of 2k at 3..5, the third bits of g2 and g3 of 2k + 1 at 6 and 7.
+// Six of the eight values are an AND of one chunk (one at bits 3..5 is eight times itself, which
+// the 512-bit kernel takes out of the integer sums), the other two two shifts, a select and an AND:
+// eleven operations for eight values where the file's layout took a shift, two ANDs, a shift and
+// an OR for each. A group's values sit at the same bits in both positions, so one sum holds both.
 struct panel_q3_k {
     half_bits d[panel_rows];
     std::uint8_t lo[8][panel_rows];  // the file's scale bytes 0..7: low bits of sub-blocks j and j + 8
     std::uint32_t hi[panel_rows];    // sub-block s's top two bits at bits 2s..2s+1
-    struct half_bytes {
-        std::uint8_t third[4][panel_rows][4];
-        std::uint8_t qs[8][panel_rows][4];
-    } halves[2];
+    std::uint8_t values[2][4][3][panel_rows][4];  // [n][k]: chunks a, b, c
 };
+// Where the bits of group g's value at position 2k + c are: the low two at chunk `low_chunk`'s bits
+// low_bit and low_bit + 1, the third at chunk `third_chunk`'s bit third_bit (0: a, 1: b, 2: c).
+struct q3_bits {
+    int low_chunk, low_bit, third_chunk, third_bit;
+};
+inline constexpr q3_bits q3_value_bits[4][2] = {
+    {{0, 0, 0, 2}, {1, 0, 1, 2}},
+    {{0, 3, 0, 5}, {1, 3, 1, 5}},
+    {{2, 0, 2, 2}, {0, 6, 2, 6}},
+    {{2, 3, 2, 5}, {1, 6, 2, 7}},
+};
+// Each of the three chunks' 24 bits holds exactly one of the eight values' bits.
+constexpr bool q3_value_bits_fill_the_chunks() {
+    int used[3] = {};
+    for (const auto& group : q3_value_bits)
+        for (const q3_bits& v : group) {
+            const int low = 3 << v.low_bit, third = 1 << v.third_bit;
+            if (v.low_bit > 6 || (used[v.low_chunk] & low) != 0) return false;
+            used[v.low_chunk] |= low;
+            if ((used[v.third_chunk] & third) != 0) return false;
+            used[v.third_chunk] |= third;
+        }
+    return used[0] == 0xff && used[1] == 0xff && used[2] == 0xff;
+}
+static_assert(q3_value_bits_fill_the_chunks(), "Q3_K's value bits fill its three chunks");
 // Q6_K's value chunks as the kernels read them: for each half n of the block and chunk position l,
 // the ql chunks 16n + l and 16n + 8 + l (a value's low bits, groups 0, 2 and 1, 3) and the qh chunk
 // 8n + l (its high bits), so a block is read front to back. In the file's order (all of ql, then
@@ -93,13 +122,11 @@ inline const std::uint8_t (*q6_ql(const panel_q6_k& p, int c))[4] { return p.q[c
 inline const std::uint8_t (*q6_qh(const panel_q6_k& p, int c))[4] { return p.q[c / 8][c % 8][2]; }
 inline std::uint8_t (*q6_ql(panel_q6_k& p, int c))[4] { return p.q[c / 16][c % 8][c % 16 / 8]; }
 inline std::uint8_t (*q6_qh(panel_q6_k& p, int c))[4] { return p.q[c / 8][c % 8][2]; }
-// Where value chunk c (the file's qs bytes 4c..4c+3 of each row) is, for the formats with qs.
+// Where value chunk c (the file's qs bytes 4c..4c+3 of each row) is, for Q2_K, Q4_K and Q5_K.
 template <class Panel>
 inline auto* qs_chunk(Panel& p, int c) {
     if constexpr (requires { p.pairs; })
         return p.pairs[c / 8].qs[c % 8];
-    else if constexpr (requires { p.halves; })
-        return p.halves[c / 8].qs[c % 8];
     else
         return p.qs[c];
 }
@@ -133,9 +160,9 @@ struct k_panel_of<blocks::q6_k> {
 };
 
 namespace detail {
-// Q5_K's fifth and Q3_K's third bits: the file's `width` bits at bit width * part of byte 4c + i of
-// its 32 high-bit bytes are bits width * (c % per) of byte i of row r of the part's chunk c / per
-// (per = 8 / width values a byte).
+// Q5_K's fifth bits: the file's `width` bits at bit width * part of byte 4c + i of its 32
+// high-bit bytes are bits width * (c % per) of byte i of row r of the part's chunk c / per (per = 8
+// / width values a byte).
 inline void gather_high_bits(const std::uint8_t* file, int part, int width, std::uint8_t (*chunks)[panel_rows][4],
                              int r) {
     const int per = 8 / width, mask = (1 << width) - 1;
@@ -246,8 +273,24 @@ inline void pack_k_panel(const blocks::q3_k* const* rows, std::uint64_t b0, std:
             p.hi[r] = 0;
             for (int sub = 0; sub < 16; ++sub)
                 p.hi[r] |= static_cast<std::uint32_t>((src.scales[8 + sub % 4] >> (2 * (sub / 4))) & 3) << (2 * sub);
-            for (int c = 0; c < 16; ++c) std::memcpy(qs_chunk(p, c)[r], src.qs + 4 * c, 4);
-            for (int n = 0; n < 2; ++n) detail::gather_high_bits(src.hmask, n, 4, p.halves[n].third, r);
+            for (int n = 0; n < 2; ++n)
+                for (int k = 0; k < 4; ++k)
+                    for (int i = 0; i < 4; ++i) {
+                        std::uint8_t* to[3];
+                        for (int chunk = 0; chunk < 3; ++chunk) {
+                            to[chunk] = &p.values[n][k][chunk][r][i];
+                            *to[chunk] = 0;
+                        }
+                        for (int c = 0; c < 2; ++c)
+                            for (int g = 0; g < 4; ++g) {
+                                const int at = 4 * (2 * k + c) + i;  // byte of qs's half n and of hmask
+                                const q3_bits where = q3_value_bits[g][c];
+                                *to[where.low_chunk] |=
+                                    static_cast<std::uint8_t>(((src.qs[32 * n + at] >> (2 * g)) & 3) << where.low_bit);
+                                *to[where.third_chunk] |=
+                                    static_cast<std::uint8_t>(((src.hmask[at] >> (4 * n + g)) & 1) << where.third_bit);
+                            }
+                    }
         }
 }
 inline blocks::q3_k unpack_k_panel(const panel_q3_k& p, int r) {
@@ -259,9 +302,21 @@ inline blocks::q3_k unpack_k_panel(const panel_q3_k& p, int r) {
         for (int q = 0; q < 4; ++q) byte |= ((p.hi[r] >> (2 * (4 * q + k))) & 3) << (2 * q);
         out.scales[8 + k] = static_cast<std::uint8_t>(byte);
     }
-    for (int c = 0; c < 16; ++c) std::memcpy(out.qs + 4 * c, qs_chunk(p, c)[r], 4);
+    for (auto& byte : out.qs) byte = 0;
     for (auto& byte : out.hmask) byte = 0;
-    for (int n = 0; n < 2; ++n) detail::scatter_high_bits(p.halves[n].third, n, 4, r, out.hmask);
+    for (int n = 0; n < 2; ++n)
+        for (int k = 0; k < 4; ++k)
+            for (int i = 0; i < 4; ++i)
+                for (int c = 0; c < 2; ++c)
+                    for (int g = 0; g < 4; ++g) {
+                        const int at = 4 * (2 * k + c) + i;
+                        const q3_bits where = q3_value_bits[g][c];
+                        const auto& chunks = p.values[n][k];
+                        out.qs[32 * n + at] |=
+                            static_cast<std::uint8_t>(((chunks[where.low_chunk][r][i] >> where.low_bit) & 3) << (2 * g));
+                        out.hmask[at] |=
+                            static_cast<std::uint8_t>(((chunks[where.third_chunk][r][i] >> where.third_bit) & 1) << (4 * n + g));
+                    }
     return out;
 }
 
@@ -346,10 +401,10 @@ inline constexpr int k_small_offset = std::is_same_v<Panel, panel_q6_k>   ? 32
 // In the file's order of chunks Q6_K's three runs of lines (ql's two halves and qh) were read
 // interleaved, which the hardware prefetchers follow poorly. Measured then on two cores of the AMD
 // EPYC over 400 MB of 2048 x 5632 Q6_K copies: 12-17 GB/s without, 17-21 into L1 (prefetcht0: the
-// core's miss buffers fill), 28-41 into L2; further ahead (8 blocks) 26-36. The AVX-512 kernels
-// prefetch all through each block, for the formats that gain from it (k_avx512_prefetches); the
-// 256-bit tiles, which work a block in two halves, during the second (kquant_panel_avx2.hpp's
-// k_prefetch_half).
+// core's miss buffers fill), 28-41 into L2; further ahead (8 blocks) 26-36. The 256-bit tiles,
+// which work a block in two halves, prefetch during the second (kquant_panel_avx2.hpp's
+// k_prefetch_half); the 512-bit tiles, which read panels front to back, no longer gain from it
+// (kquant_panel_avx512.hpp).
 // The address is formed as an integer: two blocks past a tensor's last is past its end.
 // From and Bytes: the part of the block prefetched (whole lines: the panels' parts start on them).
 template <class Panel, std::size_t From = 0, std::size_t Bytes = sizeof(Panel)>
