@@ -453,7 +453,7 @@ void check_panels(const packed<Block, N>& p) {
 }  // namespace
 
 TEST_CASE(
-    "Q4_K, Q5_K and Q6_K rows as panels of sixteen on every path and in matrix products against a double reference") {
+    "Every K-quant's rows as panels of sixteen (packed and unpacked, on every path, in matrix products) against a double reference") {
     check_panels<kernel_format::q2_k>(q2_k_block());
     check_panels<kernel_format::q3_k>(q3_k_block());
     check_panels<kernel_format::q4_k>(q4_k_block());
