@@ -18,7 +18,7 @@ namespace simd {
 // The 512-bit tiles read each panel front to back and leave the lines ahead to the hardware
 // prefetchers, whose requests do not take the core's miss buffers from the tile's own loads. A
 // software prefetch of the block after next (prefetch_block_quarter, as the 256-bit tiles do) slowed
-// every K-quant whose arithmetic keeps up with memory. Measured on two cores of the AMD EPYC (Zen 4,
+// Q3_K to Q6_K once their arithmetic kept up with memory, and left Q2_K level. Measured on two cores of the AMD EPYC (Zen 4,
 // AVX-512 VNNI), 4096 x 14336 over 512 MiB, without against with, rounds in turn, GB/s of the
 // one-token product: Q4_K 29.0 / 28.3 against 25.5 / 25.0, Q6_K 35.5 / 30.5 against 22.6 / 24.1,
 // Q5_K 32.7 / 38.8 / 35.7 against 24.5 / 25.1 / 26.0; and once Q3_K's three-bit fields ran its
