@@ -71,8 +71,9 @@ struct panel_q2_k {
 //   c: g2 of 2k at 0..2, g3 of 2k at 3..5, the third bits of g2 and g3 of 2k + 1 at 6 and 7.
 // Six of the eight values are an AND of one chunk (one at bits 3..5 is eight times itself, which
 // the 512-bit kernel takes out of the integer sums), the other two two shifts, a select and an AND:
-// eleven operations for eight values where the file's layout took a shift, two ANDs, a shift and
-// an OR for each. A group's values sit at the same bits in both positions, so one sum holds both.
+// fourteen operations for eight values where the file's layout took up to a shift, two ANDs, a
+// shift and an OR for each (36). A group's values sit at the same bits in both positions, so one
+// sum holds both.
 struct panel_q3_k {
     half_bits d[panel_rows];
     std::uint8_t lo[8][panel_rows];  // the file's scale bytes 0..7: low bits of sub-blocks j and j + 8
