@@ -72,7 +72,7 @@ struct panel_q2_k {
 // Six of the eight values are an AND of one chunk (one at bits 3..5 is eight times itself, which
 // the 512-bit kernel takes out of the integer sums), the other two two shifts, a select and an AND:
 // fourteen operations for eight values where the file's layout took up to a shift, two ANDs, a
-// shift and an OR for each (36). A group's values sit at the same bits in both positions, so one
+// shift and an OR for each (37). A group's values sit at the same bits in both positions, so one
 // sum holds both.
 struct panel_q3_k {
     half_bits d[panel_rows];
